@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Idempotent set-up for dmlvk on Debian 12: system packages, a virtualenv in .venv, Kompute (kp)
+# built offline against the system Vulkan headers and fmt, the Python dependencies, and dmlvk
+# itself (editable). A second run only checks and returns in a few seconds.
+# Source it (it exports DMLVK_PY) or run it.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+py="$venv/bin/python"
+
+apt_pkgs=(cmake g++ libvulkan-dev libfmt-dev glslang-tools spirv-tools mesa-vulkan-drivers
+          vulkan-tools python3-venv python3-dev)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    echo "dmlvk setup: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "dmlvk setup: missing system packages: ${missing[*]}" >&2
+    echo "  install them as root:  apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x "$py" ]; then
+  python3 -m venv "$venv"
+fi
+
+stamp="$venv/.dmlvk-deps"
+reqs="numpy>=2,<3 pybind11>=2.12 setuptools wheel pytest hypothesis onnx onnxruntime"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
+  "$py" -m pip install -q --upgrade pip >/dev/null
+  # shellcheck disable=SC2086
+  "$py" -m pip install -q $reqs
+  echo "$reqs" > "$stamp"
+fi
+
+if ! "$py" -c "import kp" 2>/dev/null; then
+  echo "dmlvk setup: building Kompute (kp 0.9.0), about 90 s" >&2
+  (
+    export CMAKE_PREFIX_PATH
+    CMAKE_PREFIX_PATH=$("$py" -m pybind11 --cmakedir)
+    export KOMPUTE_OPT_USE_BUILT_IN_VULKAN_HEADER=OFF KOMPUTE_OPT_USE_BUILT_IN_FMT=OFF \
+           KOMPUTE_OPT_USE_BUILT_IN_PYBIND11=OFF KOMPUTE_OPT_DISABLE_VULKAN_VERSION_CHECK=ON \
+           KOMPUTE_OPT_INSTALL=OFF CXXFLAGS=-Wno-error
+    # --no-deps: kp's metadata pins numpy<2, yet built against a current pybind11 it works with numpy 2.
+    # kp's setup.py loses -DPYTHON_EXECUTABLE (a missing comma), so CMake searches PATH for a
+    # Python: show it only the virtualenv's, never a pyenv shim of another version.
+    PATH="$venv/bin:$(printf %s "$PATH" | tr : '\n' | grep -v -e pyenv -e '^$' | paste -sd:)"
+    "$py" -m pip install -q --no-build-isolation --no-deps kp==0.9.0
+  )
+fi
+
+if ! "$py" -c "import dmlvk" 2>/dev/null; then
+  "$py" -m pip install -q --no-build-isolation --no-deps -e "$root"
+fi
+export DMLVK_PY="$py"

@@ -1,0 +1,18 @@
+"""dmlvk: DirectML's operators, semantics and validation as Vulkan compute shaders."""
+from .enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType, TensorFlags
+from .errors import DeviceLimitError, UnsupportedError, ValidationError
+from .tensor import TensorDesc, calc_buffer_tensor_size, packed_strides
+from .runtime.device import Buffer, Device, OutOfDeviceMemory, default_device, devices
+from .ops.base import CompiledOperator
+from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
+                              SpaceToDepthDesc, depth_to_space, space_to_depth)
+
+__version__ = "0.1.0"
+__all__ = [
+    "DataType", "DepthSpaceOrder", "FeatureLevel", "OperatorType", "TensorFlags",
+    "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory",
+    "TensorDesc", "calc_buffer_tensor_size", "packed_strides",
+    "Device", "Buffer", "devices", "default_device", "CompiledOperator",
+    "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
+    "depth_to_space", "space_to_depth",
+]

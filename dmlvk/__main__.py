@@ -1,0 +1,81 @@
+"""Command line: python -m dmlvk {devices,demo}."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _short(a: np.ndarray, n: int = 8) -> str:
+    flat = a.ravel()
+    head = ",".join(str(v) for v in flat[:n])
+    return f"[{head}{',...' if flat.size > n else ''}]"
+
+
+def cmd_devices(args) -> int:
+    import dmlvk
+    infos = dmlvk.devices()
+    if not infos:
+        print("no Vulkan device found")
+        return 1
+    for d in infos:
+        print(f"{d.index}: {d.name} ({d.device_type})")
+        print(f"   driver: {d.driver_name}, {d.driver_info}; Vulkan {d.api_version}")
+        print(f"   maxStorageBufferRange {d.max_storage_buffer_range} B, maxPushConstantsSize "
+              f"{d.max_push_constants_size} B, shared memory {d.max_compute_shared_memory_size} B, "
+              f"subgroup {d.subgroup_size}, maxComputeWorkGroupCount {d.max_compute_work_group_count}")
+        print(f"   DirectML feature level: {dmlvk.FeatureLevel.FL_6_4.dml_name} (highest emulated)")
+    return 0
+
+
+def run_depth_space_example(device, ex):
+    """Run one documented example through the DirectML-shaped API; returns the output array."""
+    import dmlvk
+    descs = {"DEPTH_TO_SPACE": dmlvk.DepthToSpaceDesc, "SPACE_TO_DEPTH": dmlvk.SpaceToDepthDesc,
+             "DEPTH_TO_SPACE1": dmlvk.DepthToSpace1Desc, "SPACE_TO_DEPTH1": dmlvk.SpaceToDepth1Desc}
+    dt = dmlvk.DataType.from_numpy(ex.input.dtype)
+    args = [dmlvk.TensorDesc(dt, ex.input.shape), dmlvk.TensorDesc(dt, ex.expected.shape), ex.block_size]
+    if ex.operator.endswith("1"):
+        args.append(ex.order)
+    op = device.create_operator(descs[ex.operator](*args))
+    out = np.zeros_like(ex.expected)
+    op.execute(inputs=[ex.input], outputs=[out])
+    return out
+
+
+def cmd_demo(args) -> int:
+    import dmlvk
+    from dmlvk.examples import depth_space_examples
+    device = dmlvk.Device(args.device)
+    print(f"device {device.index}: {device.name} ({device.info.driver_info}), {device.feature_level.dml_name}")
+    rows, failures = [], 0
+    for ex in depth_space_examples():
+        got = run_depth_space_example(device, ex)
+        ok = np.array_equal(got, ex.expected)
+        failures += not ok
+        rows.append((ex.name, ex.source, _short(ex.expected), _short(got), "yes" if ok else "NO"))
+    head = ("example", "source", "expected", "got", "match")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))
+    print(line(head))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+    print(f"{len(rows) - failures} of {len(rows)} examples match")
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m dmlvk", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("devices", help="list Vulkan devices and their limits").set_defaults(fn=cmd_devices)
+    p = sub.add_parser("demo", help="run DirectML's documented examples on a device")
+    p.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
+    p.set_defaults(fn=cmd_demo)
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

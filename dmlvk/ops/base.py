@@ -1,0 +1,167 @@
+"""What every compiled operator shares: binding checks, host staging, recorded sequences."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from ..enums import TensorFlags
+from ..runtime.device import Buffer, Device, Kernel, host_bytes, kp
+from ..tensor import TensorDesc, nested_order
+
+_RECORDED_BINDINGS = 8     # recorded sequences kept per operator (LRU)
+
+
+def dense_span(desc: TensorDesc) -> Optional[int]:
+    """Bytes from the first to past the last element if the layout has no gaps, else None."""
+    strides = desc.effective_strides
+    if nested_order(desc.sizes, strides) is None:
+        return None
+    span = (sum((s - 1) * st for s, st in zip(desc.sizes, strides)) + 1) * desc.element_bytes
+    return span if span == desc.element_count * desc.element_bytes else None
+
+
+class CompiledOperator:
+    """IDMLCompiledOperator: bound to a device, executed with host arrays or dmlvk.Buffers.
+
+    Bindings follow DirectML's order: inputs (optional ones as None), then outputs."""
+    operator_name = "DML_OPERATOR"
+
+    def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
+                 outputs: Sequence[TensorDesc], kernels: List[Kernel]):
+        self.device, self.desc = device, desc
+        self.input_descs, self.output_descs = list(inputs), list(outputs)
+        self._kernels = kernels
+        self._descs = self.input_descs + self.output_descs
+        self._staging = [None] * len(self._descs)
+        self._owned = {}          # slot -> Buffer snapshot of an OWNED_BY_DML input
+        self._recorded: "OrderedDict[tuple, tuple]" = OrderedDict()
+        for i, d in enumerate(self._descs):
+            if d is not None:
+                device.check_binding_size(d.total_bytes, f"{self.operator_name} tensor {i}")
+        # Host outputs whose layout has gaps are uploaded first so the gaps come back unchanged.
+        self._out_span = [dense_span(d) for d in self.output_descs]
+
+    def __repr__(self):
+        return f"<{self.operator_name} on {self.device.name}>"
+
+    # ---- binding ------------------------------------------------------------------------------
+
+    def _needs_init(self, slot: int) -> bool:
+        d = self.input_descs[slot]
+        return d is not None and bool(d.flags & TensorFlags.OWNED_BY_DML)
+
+    def initialize(self, inputs: Sequence) -> None:
+        """IDMLOperatorInitializer: bind the OWNED_BY_DML inputs (others None); they are
+        snapshotted on the device and must not be bound at execution."""
+        if len(inputs) != len(self.input_descs):
+            raise ValueError(f"{self.operator_name}: initialize takes {len(self.input_descs)} inputs, got {len(inputs)}")
+        for slot, b in enumerate(inputs):
+            if not self._needs_init(slot):
+                if b is not None:
+                    raise ValueError(f"{self.operator_name}: input {slot} is not OWNED_BY_DML; bind it at execution")
+                continue
+            if b is None:
+                raise ValueError(f"{self.operator_name}: input {slot} is OWNED_BY_DML and must be bound at initialization")
+            raw = b.read() if isinstance(b, Buffer) else host_bytes(b, f"input {slot}")
+            self._check_size(slot, raw.size)
+            snap = Buffer(self.device, self._descs[slot].total_bytes)
+            snap.write(raw[:snap.nbytes])
+            self._owned[slot] = snap
+        self._recorded.clear()
+
+    def _check_size(self, slot: int, nbytes: int) -> None:
+        need = self._descs[slot].total_bytes
+        if nbytes < need:
+            raise ValueError(f"{self.operator_name}: binding {slot} holds {nbytes} bytes; its tensor "
+                             f"needs TotalTensorSizeInBytes = {need}")
+
+    def execute(self, inputs: Sequence, outputs: Sequence) -> None:
+        """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
+        TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
+        inputs, outputs = list(inputs), list(outputs)
+        if len(inputs) != len(self.input_descs) or len(outputs) != len(self.output_descs):
+            raise ValueError(f"{self.operator_name} takes {len(self.input_descs)} inputs and "
+                             f"{len(self.output_descs)} outputs, got {len(inputs)} and {len(outputs)}")
+        bindings = inputs + outputs
+        n_in = len(inputs)
+        for slot, (d, b) in enumerate(zip(self._descs, bindings)):
+            kind = "input" if slot < n_in else "output"
+            if d is None or (slot < n_in and self._needs_init(slot)):
+                if b is not None:
+                    why = "its tensor is null" if d is None else "it is OWNED_BY_DML (bound at initialization)"
+                    raise ValueError(f"{self.operator_name}: {kind} {slot} must be None: {why}")
+                if d is not None and slot not in self._owned:
+                    raise ValueError(f"{self.operator_name}: call initialize() first: input {slot} is OWNED_BY_DML")
+                continue
+            if b is None:
+                raise ValueError(f"{self.operator_name}: {kind} {slot} is required")
+            if isinstance(b, Buffer):
+                if b.device is not self.device:
+                    raise ValueError(f"{self.operator_name}: {kind} {slot} lives on another device")
+                self._check_size(slot, b.nbytes)
+            else:
+                self._check_size(slot, host_bytes(b, f"{kind} {slot}", writable=slot >= n_in).size)
+        for o in range(n_in, len(bindings)):   # spec 1.4: these operators never run in place
+            for i in range(n_in):
+                a, b = bindings[o], bindings[i]
+                if a is None or b is None:
+                    continue
+                same = a is b if isinstance(a, Buffer) or isinstance(b, Buffer) else np.shares_memory(a, b)
+                if same:
+                    raise ValueError(f"{self.operator_name}: output {o - n_in} overlaps input {i}; "
+                                     f"this operator does not run in place")
+
+        tensors, uploads, downloads = [], [], []
+        for slot, (d, b) in enumerate(zip(self._descs, bindings)):
+            if d is None:
+                tensors.append(None)
+            elif b is None:
+                tensors.append(self._owned[slot]._tensor)
+            elif isinstance(b, Buffer):
+                tensors.append(b._tensor)
+            else:
+                t = self._staging[slot]
+                if t is None:
+                    t = self._staging[slot] = self.device._new_tensor(d.total_bytes, f"{self.operator_name} tensor {slot}")
+                tensors.append(t)
+                stage = t.data().view(np.uint8)
+                raw = host_bytes(b, "binding")
+                if slot < n_in:
+                    stage[:d.total_bytes] = raw[:d.total_bytes]
+                    uploads.append(t)
+                else:
+                    span = self._out_span[slot - n_in]
+                    if span is None:
+                        stage[:d.total_bytes] = raw[:d.total_bytes]
+                        uploads.append(t)
+                        span = d.total_bytes
+                    downloads.append((t, raw, span))
+        seq = self._sequence(tensors, tuple(uploads), tuple(t for t, _, _ in downloads))
+        seq.eval()
+        for t, raw, span in downloads:
+            raw[:span] = t.data().view(np.uint8)[:span]
+
+    def _sequence(self, tensors: list, uploads: tuple, downloads: tuple):
+        key = (tuple(id(t) for t in tensors), tuple(id(t) for t in uploads), tuple(id(t) for t in downloads))
+        hit = self._recorded.get(key)
+        if hit is not None:
+            self._recorded.move_to_end(key)
+            return hit[0]
+        seq = self.device.sequence()
+        if uploads:
+            seq.record(kp.OpTensorSyncDevice(list(uploads)))
+        keep = []
+        for k in self._kernels:
+            bound = [tensors[s] for s in k.slots]
+            for algo, push in self.device.algorithms(k, bound):
+                seq.record(kp.OpAlgoDispatch(algo, push))
+                keep.append(algo)
+        if downloads:
+            seq.record(kp.OpTensorSyncLocal(list(downloads)))
+        # The entry holds the tensors too, so their ids stay unique while it lives.
+        self._recorded[key] = (seq, keep, tensors, uploads, downloads)
+        if len(self._recorded) > _RECORDED_BINDINGS:
+            self._recorded.popitem(last=False)
+        return seq

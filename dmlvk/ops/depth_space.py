@@ -1,0 +1,246 @@
+"""DEPTH_TO_SPACE, SPACE_TO_DEPTH and their "1" forms (spec 3, validation spec 5.2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
+from ..errors import ValidationError
+from ..runtime.device import Device, Kernel, default_device
+from ..tensor import TensorChecker, TensorDesc, nested_order, same_data_type
+from .base import CompiledOperator
+
+_FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
+_INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
+_WIDE = {DataType.FLOAT64, DataType.INT64, DataType.UINT64}
+
+
+def supported_types(level: FeatureLevel) -> set:
+    """Spec 3.4: FP32/FP16 from 1_0, 8/16/32-bit integers from 2_1, 64-bit types from 5_0."""
+    types = set(_FLOAT)
+    if level >= FeatureLevel.FL_2_1:
+        types |= _INT
+    if level >= FeatureLevel.FL_5_0:
+        types |= _WIDE
+    return types
+
+
+class _DepthSpaceDesc:
+    operator_type: OperatorType
+    depth_to_space: bool
+    min_level: FeatureLevel
+
+    @property
+    def _order(self) -> DepthSpaceOrder:
+        return DepthSpaceOrder.DEPTH_COLUMN_ROW   # the non-1 operators (spec 3.1)
+
+    def output_sizes(self, input_sizes) -> tuple:
+        n, c, h, w = input_sizes
+        b = self.block_size
+        if self.depth_to_space:
+            return (n, c // (b * b), h * b, w * b)
+        return (n, c * b * b, h // b, w // b)
+
+    def validate(self, level: FeatureLevel) -> None:
+        op = self.operator_type.dml_name
+        if level < self.min_level:                                                # 5.2 rule 8
+            raise ValidationError(f"{op} requires {self.min_level.dml_name}; the device was created "
+                                  f"at {level.dml_name}.")
+        types = supported_types(level)
+        inp = TensorChecker(op, "Input", self.input_tensor, level).required()   # 5.2 rule 1, 3
+        out = TensorChecker(op, "Output", self.output_tensor, level).required()
+        inp.common(is_output=False, ranks={4}, types=types)
+        out.common(is_output=True, ranks={4}, types=types)
+        same_data_type(op, "Input", self.input_tensor, "Output", self.output_tensor)  # 5.2 rule 2
+        b = self.block_size
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise TypeError(f"{op}: block_size must be an integer, got {b!r}")
+        if b < 1:                                                                  # 5.2 rule 4
+            raise ValidationError(f"{op}: BlockSize is {b}; it must be at least 1.")
+        if b > 0xFFFFFFFF:
+            raise ValidationError(f"{op}: BlockSize {b} does not fit a UINT.")
+        if not isinstance(getattr(self, "order", DepthSpaceOrder.DEPTH_COLUMN_ROW), DepthSpaceOrder):            # 5.2 rule 5
+            raise ValidationError(f"{op}: Order is {self.order!r}; it must be "
+                                  f"DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW (0) or _COLUMN_ROW_DEPTH (1).")
+        n, c, h, w = self.input_tensor.sizes
+        if self.depth_to_space:                                                    # 5.2 rule 6
+            if c % (b * b):
+                inp.fail(f"has {c} channels, which is not divisible by BlockSize^2 = {b * b}.")
+            why = "{N, C/(BlockSize^2), H*BlockSize, W*BlockSize}"
+        else:                                                                      # 5.2 rule 7
+            if h % b or w % b:
+                inp.fail(f"has height {h} and width {w}; both must be divisible by BlockSize {b}.")
+            why = "{N, C*BlockSize^2, H/BlockSize, W/BlockSize}"
+        out.sizes_equal(self.output_sizes(self.input_tensor.sizes), why)
+
+    def kernel(self) -> Kernel:
+        inp, out = self.input_tensor, self.output_tensor
+        eb = inp.element_bytes
+        out_strides = out.effective_strides
+        order = nested_order(out.sizes, out_strides)
+        if eb >= 4:
+            mode, count = 0, out.element_count
+        elif order is not None:
+            last = sum((s - 1) * st for s, st in zip(out.sizes, out_strides))
+            mode, count = 1, -(-((last + 1) * eb) // 4)
+        else:
+            mode, count = 2, out.element_count
+        dims = 0
+        for j, d in enumerate(order or (0, 1, 2, 3)):
+            dims |= d << (2 * j)
+        space_c = out.sizes[1] if self.depth_to_space else inp.sizes[1]
+        return Kernel(
+            shader="depth_space",
+            spec=(eb, self.block_size, int(self.depth_to_space), int(self._order), mode),
+            push=tuple(inp.effective_strides) + tuple(out.sizes) + tuple(out_strides) + (dims, space_c),
+            count=count, slots=(0, 1), local_size=128)
+
+    def _compile(self, device: Device) -> CompiledOperator:
+        self.validate(device.feature_level)
+        op = CompiledOperator(device, self, [self.input_tensor], [self.output_tensor], [self.kernel()])
+        op.operator_name = self.operator_type.dml_name
+        return op
+
+
+@dataclass(frozen=True)
+class DepthToSpaceDesc(_DepthSpaceDesc):
+    """DML_DEPTH_TO_SPACE_OPERATOR_DESC (FL 1_0; always DEPTH_COLUMN_ROW)."""
+    input_tensor: Optional[TensorDesc]
+    output_tensor: Optional[TensorDesc]
+    block_size: int
+    operator_type = OperatorType.DEPTH_TO_SPACE
+    depth_to_space = True
+    min_level = FeatureLevel.FL_1_0
+
+
+@dataclass(frozen=True)
+class SpaceToDepthDesc(_DepthSpaceDesc):
+    """DML_SPACE_TO_DEPTH_OPERATOR_DESC (FL 1_0; always DEPTH_COLUMN_ROW)."""
+    input_tensor: Optional[TensorDesc]
+    output_tensor: Optional[TensorDesc]
+    block_size: int
+    operator_type = OperatorType.SPACE_TO_DEPTH
+    depth_to_space = False
+    min_level = FeatureLevel.FL_1_0
+
+
+def _order_field(order):
+    try:
+        return DepthSpaceOrder(order)
+    except (ValueError, TypeError):
+        return order        # kept as given; validation rejects it as DirectML would
+
+
+@dataclass(frozen=True)
+class DepthToSpace1Desc(_DepthSpaceDesc):
+    """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (FL 2_1)."""
+    input_tensor: Optional[TensorDesc]
+    output_tensor: Optional[TensorDesc]
+    block_size: int
+    order: DepthSpaceOrder
+    operator_type = OperatorType.DEPTH_TO_SPACE1
+    depth_to_space = True
+    min_level = FeatureLevel.FL_2_1
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", _order_field(self.order))
+
+    @property
+    def _order(self):
+        return self.order
+
+
+@dataclass(frozen=True)
+class SpaceToDepth1Desc(_DepthSpaceDesc):
+    """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (FL 2_1)."""
+    input_tensor: Optional[TensorDesc]
+    output_tensor: Optional[TensorDesc]
+    block_size: int
+    order: DepthSpaceOrder
+    operator_type = OperatorType.SPACE_TO_DEPTH1
+    depth_to_space = False
+    min_level = FeatureLevel.FL_2_1
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", _order_field(self.order))
+
+    @property
+    def _order(self):
+        return self.order
+
+
+# ---- numpy-level API --------------------------------------------------------------------------
+
+def array_binding(x: np.ndarray, name: str):
+    """(TensorDesc, host bytes) for an ndarray, keeping its strides where they are DirectML
+    strides (non-negative, element multiples, not mostly gaps) and copying otherwise."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(x).__name__}")
+    try:
+        dt = DataType.from_numpy(x.dtype)
+    except TypeError:
+        raise TypeError(f"{name} has dtype {x.dtype}, which no DirectML data type matches") from None
+    item = x.itemsize
+    ok = all(s >= 0 and s % item == 0 for s in x.strides) and x.size > 0
+    span = (sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + item) if ok else 0
+    if not ok or span > 4 * x.nbytes + 4096:
+        x = np.ascontiguousarray(x)
+        span = x.nbytes
+    desc = TensorDesc(dt, x.shape, tuple(s // item for s in x.strides))
+    raw = np.lib.stride_tricks.as_strided(x, shape=(span // item,), strides=(item,)).view(np.uint8)
+    if raw.size < desc.total_bytes:       # the total size is rounded up to whole words
+        padded = np.zeros(desc.total_bytes, np.uint8)
+        padded[:raw.size] = raw
+        raw = padded
+    return desc, raw
+
+
+def _run(desc_cls, x, block_size, order, device, d2s: bool):
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
+        raise TypeError(f"block_size must be an integer, got {block_size!r}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be at least 1, got {block_size}")
+    order = DepthSpaceOrder.parse(order)
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a numpy array, got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"x must be 4-D (N, C, H, W), got shape {x.shape}")
+    n, c, h, w = x.shape
+    b = int(block_size)
+    if d2s and c % (b * b):
+        raise ValueError(f"x has {c} channels, not divisible by block_size**2 = {b * b}")
+    if not d2s and (h % b or w % b):
+        raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
+    if x.size == 0:
+        raise ValueError(f"x has an empty dimension: shape {x.shape}")
+    device = device or default_device()
+    in_desc, raw = array_binding(x, "x")
+    out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
+    out = np.empty(out_shape, x.dtype)
+    desc = desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
+    op = _cached_operator(device, desc)
+    op.execute([raw], [out])
+    return out
+
+
+def _cached_operator(device: Device, desc) -> CompiledOperator:
+    cache = device.__dict__.setdefault("_operator_cache", {})
+    op = cache.get(desc)
+    if op is None:
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        op = cache[desc] = device.create_operator(desc)
+    return op
+
+
+def depth_to_space(x: np.ndarray, block_size: int, order="DCR", *, device: Optional[Device] = None) -> np.ndarray:
+    """DEPTH_TO_SPACE1 of a 4-D NCHW array: (N, C, H, W) -> (N, C/b^2, H*b, W*b).
+    order: 'DCR' (DEPTH_COLUMN_ROW, ONNX's default) or 'CRD' (COLUMN_ROW_DEPTH, pixel_shuffle)."""
+    return _run(DepthToSpace1Desc, x, block_size, order, device, True)
+
+
+def space_to_depth(x: np.ndarray, block_size: int, order="DCR", *, device: Optional[Device] = None) -> np.ndarray:
+    """SPACE_TO_DEPTH1 of a 4-D NCHW array: (N, C, H, W) -> (N, C*b^2, H/b, W/b)."""
+    return _run(SpaceToDepth1Desc, x, block_size, order, device, False)

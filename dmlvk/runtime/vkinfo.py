@@ -1,0 +1,158 @@
+"""Physical-device properties and limits read straight from the Vulkan loader (ctypes).
+
+Kompute reports only a few limits; dmlvk needs maxStorageBufferRange, maxPushConstantsSize, shared
+memory, the subgroup size and the driver's name. Devices are listed in vkEnumeratePhysicalDevices
+order, the order Kompute's device index uses."""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from dataclasses import dataclass
+from typing import List
+
+_ST_APPLICATION_INFO = 0
+_ST_INSTANCE_CREATE_INFO = 1
+_ST_PROPERTIES_2 = 1000059001
+_ST_SUBGROUP_PROPERTIES = 1000094000
+_ST_DRIVER_PROPERTIES = 1000196000
+_U32 = ctypes.c_uint32
+
+
+class _Limits(ctypes.Structure):
+    # The head of VkPhysicalDeviceLimits, up to the compute work-group limits.
+    _fields_ = [(n, _U32) for n in (
+        "maxImageDimension1D", "maxImageDimension2D", "maxImageDimension3D", "maxImageDimensionCube",
+        "maxImageArrayLayers", "maxTexelBufferElements", "maxUniformBufferRange",
+        "maxStorageBufferRange", "maxPushConstantsSize", "maxMemoryAllocationCount",
+        "maxSamplerAllocationCount")] + [
+        ("bufferImageGranularity", ctypes.c_uint64), ("sparseAddressSpaceSize", ctypes.c_uint64)] + [
+        (n, _U32) for n in (
+        "maxBoundDescriptorSets", "maxPerStageDescriptorSamplers", "maxPerStageDescriptorUniformBuffers",
+        "maxPerStageDescriptorStorageBuffers", "maxPerStageDescriptorSampledImages",
+        "maxPerStageDescriptorStorageImages", "maxPerStageDescriptorInputAttachments",
+        "maxPerStageResources", "maxDescriptorSetSamplers", "maxDescriptorSetUniformBuffers",
+        "maxDescriptorSetUniformBuffersDynamic", "maxDescriptorSetStorageBuffers",
+        "maxDescriptorSetStorageBuffersDynamic", "maxDescriptorSetSampledImages",
+        "maxDescriptorSetStorageImages", "maxDescriptorSetInputAttachments", "maxVertexInputAttributes",
+        "maxVertexInputBindings", "maxVertexInputAttributeOffset", "maxVertexInputBindingStride",
+        "maxVertexOutputComponents", "maxTessellationGenerationLevel", "maxTessellationPatchSize",
+        "maxTessellationControlPerVertexInputComponents", "maxTessellationControlPerVertexOutputComponents",
+        "maxTessellationControlPerPatchOutputComponents", "maxTessellationControlTotalOutputComponents",
+        "maxTessellationEvaluationInputComponents", "maxTessellationEvaluationOutputComponents",
+        "maxGeometryShaderInvocations", "maxGeometryInputComponents", "maxGeometryOutputComponents",
+        "maxGeometryOutputVertices", "maxGeometryTotalOutputComponents", "maxFragmentInputComponents",
+        "maxFragmentOutputAttachments", "maxFragmentDualSrcAttachments",
+        "maxFragmentCombinedOutputResources", "maxComputeSharedMemorySize")] + [
+        ("maxComputeWorkGroupCount", _U32 * 3), ("maxComputeWorkGroupInvocations", _U32),
+        ("maxComputeWorkGroupSize", _U32 * 3)]
+
+
+class _Properties(ctypes.Structure):
+    _fields_ = [("apiVersion", _U32), ("driverVersion", _U32), ("vendorID", _U32), ("deviceID", _U32),
+                ("deviceType", ctypes.c_int32), ("deviceName", ctypes.c_char * 256),
+                ("pipelineCacheUUID", ctypes.c_uint8 * 16), ("limits", _Limits),
+                ("_rest", ctypes.c_uint8 * 1024)]   # the rest of the limits and sparse properties
+
+
+class _Properties2(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("properties", _Properties)]
+
+
+class _SubgroupProperties(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("subgroupSize", _U32),
+                ("supportedStages", _U32), ("supportedOperations", _U32),
+                ("quadOperationsInAllStages", _U32)]
+
+
+class _DriverProperties(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("driverID", _U32),
+                ("driverName", ctypes.c_char * 256), ("driverInfo", ctypes.c_char * 256),
+                ("conformanceVersion", ctypes.c_uint8 * 4)]
+
+
+class _AppInfo(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("pApplicationName", ctypes.c_char_p),
+                ("applicationVersion", _U32), ("pEngineName", ctypes.c_char_p), ("engineVersion", _U32),
+                ("apiVersion", _U32)]
+
+
+class _InstanceInfo(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("flags", _U32),
+                ("pApplicationInfo", ctypes.POINTER(_AppInfo)), ("enabledLayerCount", _U32),
+                ("ppEnabledLayerNames", ctypes.c_void_p), ("enabledExtensionCount", _U32),
+                ("ppEnabledExtensionNames", ctypes.c_void_p)]
+
+
+_TYPES = {0: "other", 1: "integrated GPU", 2: "discrete GPU", 3: "virtual GPU", 4: "CPU"}
+
+
+@dataclass(frozen=True)
+class PhysicalDeviceInfo:
+    index: int
+    name: str
+    device_type: str
+    vendor_id: int
+    api_version: str
+    driver_name: str
+    driver_info: str
+    max_storage_buffer_range: int
+    max_push_constants_size: int
+    max_compute_shared_memory_size: int
+    max_compute_work_group_count: tuple
+    max_compute_work_group_invocations: int
+    subgroup_size: int
+
+
+def _version(v: int) -> str:
+    return f"{(v >> 22) & 0x7F}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+def _loader():
+    for name in ("libvulkan.so.1", ctypes.util.find_library("vulkan")):
+        if name:
+            try:
+                return ctypes.CDLL(name)
+            except OSError:
+                continue
+    raise OSError("the Vulkan loader (libvulkan.so.1) was not found; install libvulkan1")
+
+
+def physical_devices() -> List[PhysicalDeviceInfo]:
+    """Every Vulkan physical device the loader reports, with the limits dmlvk uses."""
+    vk = _loader()
+    app = _AppInfo(_ST_APPLICATION_INFO, None, b"dmlvk", 1, b"dmlvk", 1, (1 << 22) | (1 << 12))
+    info = _InstanceInfo(_ST_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app), 0, None, 0, None)
+    instance = ctypes.c_void_p()
+    vk.vkCreateInstance.argtypes = [ctypes.POINTER(_InstanceInfo), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    rc = vk.vkCreateInstance(ctypes.byref(info), None, ctypes.byref(instance))
+    if rc != 0:
+        raise RuntimeError(f"vkCreateInstance failed (VkResult {rc}); is a Vulkan driver installed?")
+    try:
+        count = _U32(0)
+        vk.vkEnumeratePhysicalDevices.argtypes = [ctypes.c_void_p, ctypes.POINTER(_U32), ctypes.c_void_p]
+        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)
+        handles = (ctypes.c_void_p * count.value)()
+        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), handles)
+        vk.vkGetPhysicalDeviceProperties2.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Properties2)]
+        out = []
+        for i, h in enumerate(handles[:count.value]):
+            driver = _DriverProperties(_ST_DRIVER_PROPERTIES, None)
+            subgroup = _SubgroupProperties(_ST_SUBGROUP_PROPERTIES, ctypes.cast(ctypes.pointer(driver), ctypes.c_void_p))
+            props2 = _Properties2(_ST_PROPERTIES_2, ctypes.cast(ctypes.pointer(subgroup), ctypes.c_void_p))
+            vk.vkGetPhysicalDeviceProperties2(h, ctypes.byref(props2))
+            p, lim = props2.properties, props2.properties.limits
+            out.append(PhysicalDeviceInfo(
+                index=i, name=p.deviceName.decode(errors="replace"),
+                device_type=_TYPES.get(p.deviceType, str(p.deviceType)), vendor_id=p.vendorID,
+                api_version=_version(p.apiVersion), driver_name=driver.driverName.decode(errors="replace"),
+                driver_info=driver.driverInfo.decode(errors="replace"),
+                max_storage_buffer_range=lim.maxStorageBufferRange,
+                max_push_constants_size=lim.maxPushConstantsSize,
+                max_compute_shared_memory_size=lim.maxComputeSharedMemorySize,
+                max_compute_work_group_count=tuple(lim.maxComputeWorkGroupCount),
+                max_compute_work_group_invocations=lim.maxComputeWorkGroupInvocations,
+                subgroup_size=subgroup.subgroupSize))
+        return out
+    finally:
+        vk.vkDestroyInstance.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        vk.vkDestroyInstance(instance, None)
