@@ -1,0 +1,222 @@
+"""DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) on the Vulkan device against dmlvk.reference and the
+documented examples, over every data type, order, block size and layout."""
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
+from dmlvk.__main__ import run_depth_space_example
+from dmlvk.examples import depth_space_examples
+from harness import bits, element_mask, layout, make_tensor, random_bytes, strided_view
+
+ALL_TYPES = [DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16, DataType.UINT8,
+             DataType.INT32, DataType.INT16, DataType.INT8, DataType.FLOAT64, DataType.UINT64,
+             DataType.INT64]
+ORDERS = [DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH]
+
+
+@pytest.mark.parametrize("ex", depth_space_examples(), ids=lambda e: e.name)
+def test_documented_examples(device, ex):
+    got = run_depth_space_example(device, ex)
+    assert np.array_equal(got, ex.expected), f"{ex.name}: got {got.ravel().tolist()}"
+
+
+@pytest.mark.parametrize("ex", depth_space_examples(), ids=lambda e: e.name)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float64])
+def test_documented_examples_other_types(device, ex, dtype):
+    # The examples' values fit every type; the operator moves bits, so each type must agree.
+    got = run_depth_space_example(device, type(ex)(**{**ex.__dict__, "input": ex.input.astype(dtype),
+                                                     "expected": ex.expected.astype(dtype)}))
+    assert np.array_equal(got, ex.expected.astype(dtype))
+
+
+def _random_shape(rng, d2s: bool, b: int):
+    n = int(rng.integers(1, 3))
+    cs = int(rng.integers(1, 4))
+    h, w = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+    return (n, cs * b * b, h, w) if d2s else (n, cs, h * b, w * b)
+
+
+def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=None):
+    """One randomised case; returns a description for failure messages."""
+    d2s = desc_cls in (dmlvk.DepthToSpaceDesc, dmlvk.DepthToSpace1Desc)
+    in_sizes = shape or _random_shape(rng, d2s, b)
+    n, c, h, w = in_sizes
+    out_sizes = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
+    in_desc, in_buf = make_tensor(rng, data_type, in_sizes, layout(in_kind, in_sizes, rng))
+    out_desc, out_buf = make_tensor(rng, data_type, out_sizes, layout(out_kind, out_sizes, rng))
+    sentinel = out_buf.copy()
+    args = [in_desc, out_desc, b] + ([order] if desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc) else [])
+    op = device.create_operator(desc_cls(*args))
+    op.execute(inputs=[in_buf], outputs=[out_buf])
+
+    dt = data_type.numpy_dtype
+    x = strided_view(in_buf, dt, in_sizes, in_desc.effective_strides)
+    fn = reference.depth_to_space if d2s else reference.space_to_depth
+    expected = fn(x, b, order)
+    got = strided_view(out_buf, dt, out_sizes, out_desc.effective_strides)
+    case = (f"{desc_cls.__name__} {data_type.name} B={b} {order.name} input {in_sizes} "
+            f"{in_kind} {in_desc.effective_strides} output {out_kind} {out_desc.effective_strides}")
+    assert np.array_equal(bits(got), bits(expected)), case
+    mask = element_mask(out_buf.size, dt.itemsize, out_sizes, out_desc.effective_strides)
+    assert np.array_equal(out_buf[~mask], sentinel[~mask]), "bytes outside the output's elements changed: " + case
+
+
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("desc_cls", [dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc], ids=lambda c: c.__name__)
+def test_random_against_reference(device, rng, desc_cls, data_type):
+    for order in ORDERS:
+        for b in (1, 2, 3, 4, 5):
+            run_case(device, rng, desc_cls, data_type, b, order, "packed", "packed")
+
+
+STRIDED = [("padded", "packed"), ("nhwc", "nhwc"), ("broadcast", "padded"), ("packed", "nhwc_padded"),
+           ("permuted", "permuted"), ("nhwc", "nonnested"), ("packed", "padded")]
+
+
+@pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("kinds", STRIDED, ids=lambda k: f"{k[0]}-to-{k[1]}")
+def test_strided_layouts(device, rng, data_type, kinds):
+    for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
+        for order in ORDERS:
+            run_case(device, rng, desc_cls, data_type, int(rng.integers(2, 4)), order, *kinds)
+
+
+@pytest.mark.parametrize("desc_cls", [dmlvk.DepthToSpaceDesc, dmlvk.SpaceToDepthDesc], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("data_type", [DataType.FLOAT32, DataType.FLOAT16, DataType.INT8, DataType.UINT64], ids=lambda t: t.name)
+def test_old_forms_are_dcr(device, rng, desc_cls, data_type):
+    for kinds in (("packed", "packed"), ("nhwc", "padded")):
+        run_case(device, rng, desc_cls, data_type, 3, DepthSpaceOrder.DEPTH_COLUMN_ROW, *kinds)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64])
+def test_subword_tail_and_odd_shapes(device, rng, dtype):
+    # Odd sizes so that rows end mid-word; the tail word's extra bytes must survive.
+    dt = DataType.from_numpy(dtype)
+    for kinds in (("packed", "packed"), ("packed", "nhwc"), ("packed", "nonnested")):
+        run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, 3, DepthSpaceOrder.COLUMN_ROW_DEPTH, *kinds, shape=(1, 9, 3, 5))
+        run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, 3, DepthSpaceOrder.COLUMN_ROW_DEPTH, *kinds, shape=(3, 1, 3, 9))
+
+
+def test_nan_payloads_and_negative_zero_survive(device):
+    raw = np.array([0x7FC00001, 0xFFC12345, 0x80000000, 0x7F800000, 0xFF800001, 0, 1, 0x7FBFFFFF], np.uint32)
+    x = raw.view(np.float32).reshape(1, 4, 1, 2)
+    y = dmlvk.depth_to_space(x, 2, device=device)
+    assert np.array_equal(bits(y), bits(reference.depth_to_space(x, 2)))
+    h = np.array([0x7E01, 0xFE00, 0x8000, 0x7C01], np.uint16).view(np.float16).reshape(1, 4, 1, 1)
+    assert np.array_equal(bits(dmlvk.depth_to_space(h, 2, "CRD", device=device)),
+                          bits(reference.depth_to_space(h, 2, "CRD")))
+
+
+# ---- numpy-level API ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("order", ["DCR", "CRD", DepthSpaceOrder.COLUMN_ROW_DEPTH, "crd"])
+def test_numpy_api_round_trip(device, rng, order):
+    x = rng.standard_normal((2, 18, 3, 4)).astype(np.float32)
+    y = dmlvk.depth_to_space(x, 3, order, device=device)
+    assert np.array_equal(y, reference.depth_to_space(x, 3, order))
+    assert np.array_equal(dmlvk.space_to_depth(y, 3, order, device=device), x)
+
+
+def test_numpy_api_views(device, rng):
+    base = rng.integers(-100, 100, (2, 6, 8, 12), dtype=np.int16)
+    nhwc_view = np.ascontiguousarray(base.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    sliced = base[:, ::2, 1:7, ::3]                      # (2, 3, 6, 4): padded, strided
+    broadcast = np.broadcast_to(base[:1, :4, :2, :2], (3, 4, 2, 2))
+    for x in (nhwc_view, sliced, broadcast):
+        assert np.array_equal(dmlvk.space_to_depth(x, 2, device=device), reference.space_to_depth(x, 2))
+    reversed_view = base[:, :4, ::-1, :]                  # negative strides are copied
+    assert np.array_equal(dmlvk.depth_to_space(reversed_view, 2, "CRD", device=device),
+                          reference.depth_to_space(reversed_view, 2, "CRD"))
+
+
+def test_numpy_api_argument_errors(device):
+    x = np.zeros((1, 8, 2, 2), np.float32)
+    with pytest.raises(ValueError, match="4-D"):
+        dmlvk.depth_to_space(np.zeros((8, 2, 2), np.float32), 2, device=device)
+    with pytest.raises(TypeError, match="dtype"):
+        dmlvk.depth_to_space(x.astype(np.complex64), 2, device=device)
+    with pytest.raises(TypeError, match="dtype"):
+        dmlvk.depth_to_space(x.astype(bool), 2, device=device)
+    with pytest.raises(ValueError, match="block_size"):
+        dmlvk.depth_to_space(x, 0, device=device)
+    with pytest.raises(TypeError, match="block_size"):
+        dmlvk.depth_to_space(x, 2.0, device=device)
+    with pytest.raises(ValueError, match="divisible by block_size"):
+        dmlvk.depth_to_space(x, 3, device=device)
+    with pytest.raises(ValueError, match="divisible by block_size"):
+        dmlvk.space_to_depth(np.zeros((1, 1, 3, 4), np.uint8), 2, device=device)
+    with pytest.raises(ValueError, match="order"):
+        dmlvk.depth_to_space(x, 2, "RCD", device=device)
+    with pytest.raises(TypeError, match="numpy array"):
+        dmlvk.depth_to_space([[[[1.0]]]], 1, device=device)
+    with pytest.raises(ValueError, match="empty"):
+        dmlvk.depth_to_space(np.zeros((0, 4, 1, 1), np.float32), 2, device=device)
+
+
+# ---- DirectML-shaped API: bindings ---------------------------------------------------------------
+
+def test_device_buffers_chain_without_host_round_trip(device, rng):
+    x = rng.integers(0, 255, (2, 8, 3, 5), dtype=np.uint8)
+    dt = DataType.UINT8
+    d2s = device.create_operator(dmlvk.DepthToSpace1Desc(
+        TensorDesc(dt, x.shape), TensorDesc(dt, (2, 2, 6, 10)), 2, DepthSpaceOrder.COLUMN_ROW_DEPTH))
+    s2d = device.create_operator(dmlvk.SpaceToDepth1Desc(
+        TensorDesc(dt, (2, 2, 6, 10)), TensorDesc(dt, x.shape), 2, DepthSpaceOrder.COLUMN_ROW_DEPTH))
+    a = device.upload(x)
+    mid = device.buffer(d2s.output_descs[0].total_bytes)
+    back = device.buffer(a.nbytes)
+    d2s.execute(inputs=[a], outputs=[mid])
+    s2d.execute(inputs=[mid], outputs=[back])
+    assert np.array_equal(back.numpy(np.uint8, x.shape), x)
+    assert np.array_equal(mid.numpy(np.uint8, (2, 2, 6, 10)), reference.depth_to_space(x, 2, "CRD"))
+    # a host output for a device input, and re-execution with the same bindings
+    host = np.zeros(x.shape, np.uint8)
+    for _ in range(2):
+        s2d.execute(inputs=[mid], outputs=[host])
+        assert np.array_equal(host, x)
+
+
+def test_binding_errors(device):
+    dt = DataType.FLOAT32
+    op = device.create_operator(dmlvk.DepthToSpaceDesc(TensorDesc(dt, (1, 4, 2, 2)), TensorDesc(dt, (1, 1, 4, 4)), 2))
+    x = np.zeros((1, 4, 2, 2), np.float32)
+    with pytest.raises(ValueError, match="takes 1 inputs and 1 outputs"):
+        op.execute(inputs=[x, x], outputs=[np.zeros(16, np.float32)])
+    with pytest.raises(ValueError, match="TotalTensorSizeInBytes"):
+        op.execute(inputs=[x[:, :2]], outputs=[np.zeros(16, np.float32)])
+    with pytest.raises(ValueError, match="TotalTensorSizeInBytes"):
+        op.execute(inputs=[x], outputs=[np.zeros(15, np.float32)])
+    with pytest.raises(ValueError, match="in place"):
+        op.execute(inputs=[x], outputs=[x.reshape(-1)])
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros(16, np.float32)
+        ro.flags.writeable = False
+        op.execute(inputs=[x], outputs=[ro])
+    with pytest.raises(ValueError, match="contiguous"):
+        op.execute(inputs=[np.zeros((1, 4, 2, 4), np.float32)[..., ::2]], outputs=[np.zeros(16, np.float32)])
+    with pytest.raises(ValueError, match="required"):
+        op.execute(inputs=[None], outputs=[np.zeros(16, np.float32)])
+    with pytest.raises(TypeError, match="numpy array or a dmlvk.Buffer"):
+        op.execute(inputs=[[0.0] * 16], outputs=[np.zeros(16, np.float32)])
+    buf = device.buffer(64)
+    with pytest.raises(ValueError, match="in place"):
+        op.execute(inputs=[buf], outputs=[buf])
+
+
+def test_owned_by_dml_input_is_bound_at_initialization(device, rng):
+    dt = DataType.INT32
+    x = rng.integers(-9, 9, (1, 4, 2, 3), dtype=np.int32)
+    op = device.create_operator(dmlvk.DepthToSpace1Desc(
+        TensorDesc(dt, x.shape, flags=dmlvk.TensorFlags.OWNED_BY_DML), TensorDesc(dt, (1, 1, 4, 6)), 2,
+        DepthSpaceOrder.DEPTH_COLUMN_ROW))
+    out = np.zeros((1, 1, 4, 6), np.int32)
+    with pytest.raises(ValueError, match="initialize"):
+        op.execute(inputs=[None], outputs=[out])
+    op.initialize([x])
+    with pytest.raises(ValueError, match="OWNED_BY_DML"):
+        op.execute(inputs=[x], outputs=[out])
+    x_copy = x.copy()
+    x[:] = 0                      # the snapshot, not the array, is what runs
+    op.execute(inputs=[None], outputs=[out])
+    assert np.array_equal(out, reference.depth_to_space(x_copy, 2))
