@@ -218,11 +218,11 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool):
     device = device or default_device()
     in_desc, raw = array_binding(x, "x")
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
-    out = np.empty(out_shape, x.dtype)
-    desc = desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
-    op = _cached_operator(device, desc)
-    op.execute([raw], [out])
-    return out
+    out_desc = TensorDesc(in_desc.data_type, out_shape)
+    op = _cached_operator(device, desc_cls(in_desc, out_desc, b, order))
+    out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
+    op.execute([raw], [out_bytes])
+    return out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape)
 
 
 def _cached_operator(device: Device, desc) -> CompiledOperator:

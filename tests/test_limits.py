@@ -1,0 +1,48 @@
+"""Device limits: dispatch tiling past maxComputeWorkGroupCount, one storage binding's size."""
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
+
+
+def test_plan_respects_workgroup_count_limit(device):
+    dev = dmlvk.Device(device.index)
+    dev.max_workgroup_count = (5, 3, 1)
+    plans = list(dev.plan(10_000, 128))
+    assert sum(items for _, items, _ in plans) == 10_000
+    assert all(g[0] <= 5 and g[1] <= 3 and g[0] * g[1] * 128 >= items for _, items, g in plans)
+    assert [first for first, _, _ in plans] == [i * 5 * 3 * 128 for i in range(len(plans))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.int64])
+def test_many_dispatches_give_the_same_result(device, rng, dtype):
+    dev = dmlvk.Device(device.index)
+    dev.max_workgroup_count = (2, 2, 1)     # forces several dispatches of at most 4 groups
+    x = rng.integers(0, 100, (2, 12, 9, 17)).astype(dtype)
+    for order in ("DCR", "CRD"):
+        assert np.array_equal(dmlvk.depth_to_space(x, 2, order, device=dev), reference.depth_to_space(x, 2, order))
+
+
+def test_more_than_65535_workgroups_in_x(device, rng):
+    # 2**23 + 2**13 elements at 128 per workgroup need 65600 workgroups: a 2-D grid on lavapipe.
+    x = rng.integers(0, 2**31, (1, 4, 1025, 2048), dtype=np.int32)
+    groups = -(-x.size // 128)
+    assert groups > 65535
+    y = dmlvk.depth_to_space(x, 2, "CRD", device=device)
+    assert np.array_equal(y, reference.depth_to_space(x, 2, "CRD"))
+
+
+def test_tensor_larger_than_one_storage_binding(device):
+    limit = device.info.max_storage_buffer_range
+    n = limit // 4 + 1024                      # just past the limit, in float32 elements
+    big_in = TensorDesc(DataType.FLOAT32, (1, 4, 2, n // 8))
+    big_out = TensorDesc(DataType.FLOAT32, (1, 1, 4, n // 4))
+    if big_in.total_bytes <= limit:
+        pytest.fail("test tensor does not exceed the binding limit")
+    desc = dmlvk.DepthToSpace1Desc(big_in, big_out, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW)
+    with pytest.raises(dmlvk.DeviceLimitError, match="maxStorageBufferRange") as e:
+        device.create_operator(desc)
+    assert str(limit) in str(e.value)
+    with pytest.raises(dmlvk.DeviceLimitError, match="maxStorageBufferRange"):
+        device.buffer(limit + 4)

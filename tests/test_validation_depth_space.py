@@ -1,0 +1,179 @@
+"""One negative test per rule of spec 5.1 and 5.2, with the key words of each message."""
+import pytest
+
+import dmlvk
+from dmlvk import (DataType, DepthSpaceOrder, DepthToSpace1Desc, DepthToSpaceDesc, FeatureLevel,
+                   SpaceToDepth1Desc, SpaceToDepthDesc, TensorDesc, TensorFlags, ValidationError)
+
+F32 = DataType.FLOAT32
+DCR = DepthSpaceOrder.DEPTH_COLUMN_ROW
+IN = TensorDesc(F32, (1, 8, 2, 3))
+OUT = TensorDesc(F32, (1, 2, 4, 6))
+
+
+@pytest.fixture(scope="module")
+def devices():
+    return {fl: dmlvk.Device(feature_level=fl) for fl in
+            (FeatureLevel.FL_1_0, FeatureLevel.FL_2_0, FeatureLevel.FL_2_1, FeatureLevel.FL_3_1,
+             FeatureLevel.FL_5_0, FeatureLevel.FL_6_4)}
+
+
+def rejects(device, desc, *words):
+    with pytest.raises(ValidationError) as e:
+        device.create_operator(desc)
+    msg = str(e.value)
+    for w in (desc.operator_type.dml_name,) + words:
+        assert w in msg, f"{w!r} not in {msg!r}"
+    return msg
+
+
+def test_valid_description_is_accepted(devices):
+    for fl, dev in devices.items():
+        dev.create_operator(DepthToSpaceDesc(IN, OUT, 2))
+        if fl >= FeatureLevel.FL_2_1:
+            dev.create_operator(DepthToSpace1Desc(IN, OUT, 2, DCR))
+
+
+# ---- spec 5.1 ----------------------------------------------------------------------------------
+
+def test_rule_5_1_1_required_tensor_null(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(None, OUT, 2, DCR), "'Input'", "null")
+    rejects(d, SpaceToDepthDesc(OUT, None, 2), "'Output'", "null")
+
+
+def test_rule_5_1_2_unknown_data_type(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(TensorDesc(DataType.UNKNOWN, (1, 8, 2, 3)), OUT, 2, DCR), "'Input'", "invalid DataType")
+    rejects(d, DepthToSpace1Desc(TensorDesc(42, (1, 8, 2, 3)), OUT, 2, DCR), "'Input'", "DML_TENSOR_DATA_TYPE(42)")
+    rejects(d, DepthToSpace1Desc(TensorDesc(DataType.UINT4, (1, 8, 2, 3)),
+                                 TensorDesc(DataType.UINT4, (1, 2, 4, 6)), 2, DCR), "'Input'", "DML_TENSOR_DATA_TYPE_UINT4", "not supported")
+
+
+def test_rule_5_1_3_and_5_2_1_rank(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (8, 2, 3)), OUT, 2, DCR), "'Input'", "DimensionCount 3", "accepts 4")
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1, 1, 2, 4, 6)), 2, DCR), "'Output'", "DimensionCount 5")
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1,) * 9), 2, DCR), "'Output'", "between 1 and 8")
+    rejects(devices[FeatureLevel.FL_2_1], DepthToSpace1Desc(IN, TensorDesc(F32, (1,) * 6), 2, DCR),
+            "'Output'", "between 1 and 5", "DML_FEATURE_LEVEL_2_1")
+
+
+def test_rule_5_1_4_zero_size(devices):
+    rejects(devices[FeatureLevel.FL_6_4], DepthToSpace1Desc(TensorDesc(F32, (1, 8, 0, 3)), OUT, 2, DCR),
+            "'Input'", "Sizes [1, 8, 0, 3]", "at least 1")
+
+
+def test_rule_5_1_5_too_many_elements(devices):
+    big = TensorDesc(F32, (1, 4, 65536, 65536), (0, 0, 0, 0), total_tensor_size_in_bytes=4)
+    rejects(devices[FeatureLevel.FL_6_4], SpaceToDepth1Desc(big, TensorDesc(F32, (1, 16, 32768, 32768)), 2, DCR),
+            "'Input'", "2^32-1")
+
+
+def test_rule_5_1_6_total_size(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), total_tensor_size_in_bytes=188), OUT, 2, DCR),
+            "'Input'", "TotalTensorSizeInBytes 188", "192")
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), (48, 6, 3, 1), total_tensor_size_in_bytes=100), OUT, 2, DCR),
+            "'Input'", "DMLCalcBufferTensorSize", "Strides [48, 6, 3, 1]")
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), total_tensor_size_in_bytes=194), OUT, 2, DCR),
+            "'Input'", "multiple of 4")
+    d.create_operator(DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), total_tensor_size_in_bytes=256), OUT, 2, DCR))
+
+
+def test_rule_5_1_7_alignment(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    for bad in (3, 2, 24):
+        rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), guaranteed_base_offset_alignment=bad), OUT, 2, DCR),
+                "'Input'", f"GuaranteedBaseOffsetAlignment {bad}", "power of two")
+    d.create_operator(DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), guaranteed_base_offset_alignment=32), OUT, 2, DCR))
+
+
+def test_rule_5_1_8_flags(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1, 2, 4, 6), flags=TensorFlags.OWNED_BY_DML), 2, DCR),
+            "'Output'", "OWNED_BY_DML")
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), flags=4), OUT, 2, DCR), "'Input'", "unknown Flags 0x4")
+
+
+def test_rule_5_1_9_overlapping_output(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1, 2, 4, 6), (0, 0, 6, 1)), 2, DCR), "'Output'", "share memory")
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1, 2, 4, 6), (24, 12, 3, 1)), 2, DCR), "'Output'", "overlap")
+    # zero strides are fine on inputs (broadcast)
+    d.create_operator(DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), (0, 0, 0, 1)), OUT, 2, DCR))
+
+
+# ---- spec 5.2 ----------------------------------------------------------------------------------
+
+def test_rule_5_2_2_mismatched_types(devices):
+    msg = rejects(devices[FeatureLevel.FL_6_4], DepthToSpace1Desc(IN, TensorDesc(DataType.FLOAT16, (1, 2, 4, 6)), 2, DCR),
+                  "Mismatched tensor data types")
+    assert ("Tensor 'Output' has DataType of DML_TENSOR_DATA_TYPE_FLOAT16, while tensor 'Input' has DataType of "
+            "DML_TENSOR_DATA_TYPE_FLOAT32. Both tensors are expected to have the same DataType.") in msg
+
+
+@pytest.mark.parametrize("desc_cls", [DepthToSpaceDesc, SpaceToDepthDesc, DepthToSpace1Desc, SpaceToDepth1Desc])
+def test_rule_5_2_3_types_per_feature_level(devices, desc_cls):
+    def desc(dt):
+        shapes = ((1, 8, 2, 3), (1, 2, 4, 6))
+        i, o = shapes if desc_cls in (DepthToSpaceDesc, DepthToSpace1Desc) else shapes[::-1]
+        args = [TensorDesc(dt, i), TensorDesc(dt, o), 2] + ([DCR] if desc_cls.min_level == FeatureLevel.FL_2_1 else [])
+        return desc_cls(*args)
+    for fl, dev in devices.items():
+        if fl < desc_cls.min_level:
+            continue
+        for dt in DataType:
+            if dt in (DataType.UNKNOWN,):
+                continue
+            allowed = ({DataType.FLOAT32, DataType.FLOAT16}
+                       | ({DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16,
+                           DataType.UINT8} if fl >= FeatureLevel.FL_2_1 else set())
+                       | ({DataType.FLOAT64, DataType.INT64, DataType.UINT64} if fl >= FeatureLevel.FL_5_0 else set()))
+            if dt in allowed:
+                dev.create_operator(desc(dt))
+            else:
+                rejects(dev, desc(dt), "'Input'", dt.dml_name, "not supported", fl.dml_name)
+
+
+def test_float64_rejected_at_3_1_for_space_to_depth1(devices):
+    desc = SpaceToDepth1Desc(TensorDesc(DataType.FLOAT64, (1, 2, 4, 6)), TensorDesc(DataType.FLOAT64, (1, 8, 2, 3)), 2, DCR)
+    rejects(devices[FeatureLevel.FL_3_1], desc, "DML_TENSOR_DATA_TYPE_FLOAT64", "DML_FEATURE_LEVEL_3_1")
+    devices[FeatureLevel.FL_5_0].create_operator(desc)
+
+
+def test_rule_5_2_4_block_size_zero(devices):
+    rejects(devices[FeatureLevel.FL_6_4], DepthToSpace1Desc(IN, OUT, 0, DCR), "BlockSize is 0")
+    with pytest.raises(TypeError):
+        devices[FeatureLevel.FL_6_4].create_operator(DepthToSpace1Desc(IN, OUT, 2.0, DCR))
+
+
+def test_rule_5_2_5_unknown_order(devices):
+    rejects(devices[FeatureLevel.FL_6_4], DepthToSpace1Desc(IN, OUT, 2, 2), "Order is 2")
+    rejects(devices[FeatureLevel.FL_6_4], SpaceToDepth1Desc(OUT, IN, 2, "DCR"), "Order is 'DCR'")
+
+
+def test_rule_5_2_6_depth_to_space_shapes(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 6, 2, 3)), OUT, 2, DCR), "'Input'", "6 channels", "BlockSize^2 = 4")
+    rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1, 2, 6, 4)), 2, DCR), "'Output'", "Sizes [1, 2, 6, 4]",
+            "expected [1, 2, 4, 6]")
+    rejects(d, DepthToSpaceDesc(IN, TensorDesc(F32, (2, 2, 4, 6)), 2), "'Output'", "expected [1, 2, 4, 6]")
+
+
+def test_rule_5_2_7_space_to_depth_shapes(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, SpaceToDepth1Desc(TensorDesc(F32, (1, 2, 5, 6)), IN, 2, DCR), "'Input'", "height 5", "divisible by BlockSize 2")
+    rejects(d, SpaceToDepthDesc(OUT, TensorDesc(F32, (1, 8, 3, 2)), 2), "'Output'", "expected [1, 8, 2, 3]")
+
+
+def test_rule_5_2_8_feature_level_of_the_1_forms(devices):
+    rejects(devices[FeatureLevel.FL_2_0], DepthToSpace1Desc(IN, OUT, 2, DCR), "requires DML_FEATURE_LEVEL_2_1",
+            "DML_FEATURE_LEVEL_2_0")
+    rejects(devices[FeatureLevel.FL_1_0], SpaceToDepth1Desc(OUT, IN, 2, DCR), "requires DML_FEATURE_LEVEL_2_1")
+    devices[FeatureLevel.FL_1_0].create_operator(SpaceToDepthDesc(OUT, IN, 2))
+
+
+def test_unknown_feature_level_is_unsupported():
+    with pytest.raises(dmlvk.UnsupportedError, match="DXGI_ERROR_UNSUPPORTED"):
+        dmlvk.Device(feature_level=0x7000)
