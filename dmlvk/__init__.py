@@ -6,6 +6,7 @@ from .runtime.device import Buffer, Device, OutOfDeviceMemory, default_device, d
 from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
+from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
 
 __version__ = "0.1.0"
 __all__ = [
@@ -15,4 +16,5 @@ __all__ = [
     "Device", "Buffer", "devices", "default_device", "CompiledOperator",
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
+    "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
 ]

@@ -29,3 +29,54 @@ def space_to_depth(x: np.ndarray, b: int, order="DCR") -> np.ndarray:
     else:
         y = y.transpose(0, 1, 3, 5, 2, 4)
     return np.ascontiguousarray(y).reshape(n, c * b * b, h // b, w // b)
+
+
+def requantize(acc: np.ndarray, multiplier: np.ndarray, output_zero_point: int, output_dtype) -> np.ndarray:
+    """y = clamp(roundEven(float32(acc) * multiplier[m]) + yZP): ONNX Runtime's float32 arithmetic.
+    acc is (N, M, ...) int32; multiplier has M float32 entries."""
+    info = np.iinfo(output_dtype)
+    shape = (1, -1) + (1,) * (acc.ndim - 2)
+    with np.errstate(all="ignore"):
+        real = acc.astype(np.float32) * np.asarray(multiplier, np.float32).reshape(shape)
+        q = np.rint(real).astype(np.float64) + int(output_zero_point)
+    return np.clip(q, info.min, info.max).astype(output_dtype)
+
+
+def conv_integer_accumulators(x, x_zp, w, w_zp, bias=None, strides=(1, 1), dilations=(1, 1),
+                              start_padding=(0, 0), end_padding=(0, 0), group_count=1) -> np.ndarray:
+    """Spec 4.3's accumulator, a direct loop over the kernel taps, int32 with wraparound:
+    acc[n,m,oh,ow] = bias[m] + sum_{c,kh,kw} (X[n, g*Cg+c, ih, iw] - xZP) * (W[m,c,kh,kw] - wZP[m]),
+    taps outside the input contributing 0. x is (N,C,H,W), w is (M,Cg,KH,KW)."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    sh, sw = strides
+    dh, dw = dilations
+    (ph0, pw0), (ph1, pw1) = start_padding, end_padding
+    oh = (h + ph0 + ph1 - ((kh - 1) * dh + 1)) // sh + 1
+    ow = (wd + pw0 + pw1 - ((kw - 1) * dw + 1)) // sw + 1
+    xs = x.astype(np.int64) - int(x_zp)
+    padded = np.zeros((n, c, h + ph0 + ph1, wd + pw0 + pw1), np.int64)   # real-domain zero
+    padded[:, :, ph0:ph0 + h, pw0:pw0 + wd] = xs
+    ws = w.astype(np.int64) - np.broadcast_to(np.asarray(w_zp, np.int64).reshape(-1), (m,)).reshape(m, 1, 1, 1)
+    acc = np.zeros((n, m, oh, ow), np.int64)
+    mg = m // group_count
+    for grp in range(group_count):
+        xg = padded[:, grp * cg:(grp + 1) * cg]
+        wg = ws[grp * mg:(grp + 1) * mg]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xg[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+                acc[:, grp * mg:(grp + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, wg[:, :, i, j])
+    if bias is not None:
+        acc += np.asarray(bias, np.int64).reshape(1, m, 1, 1)
+    return ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)        # int32 wraparound
+
+
+def quantized_linear_convolution(x, x_scale, x_zp, w, w_scale, w_zp, bias, y_scale, y_zp, output_dtype,
+                                 **conv) -> np.ndarray:
+    """Spec 4.3 with the project's requantization (see README): NCHW in, NCHW out."""
+    m = w.shape[0]
+    acc = conv_integer_accumulators(x, 0 if x_zp is None else x_zp, w, 0 if w_zp is None else w_zp, bias, **conv)
+    ws = np.broadcast_to(np.asarray(w_scale, np.float32).reshape(-1), (m,))
+    mult = ((np.float32(x_scale) * ws).astype(np.float32) / np.float32(y_scale)).astype(np.float32)
+    return requantize(acc, mult, 0 if y_zp is None else y_zp, output_dtype)

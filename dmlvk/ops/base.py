@@ -113,9 +113,20 @@ class CompiledOperator:
                     raise ValueError(f"{self.operator_name}: output {o - n_in} overlaps input {i}; "
                                      f"this operator does not run in place")
 
+        self._run(bindings + self._internal_bindings(bindings))
+
+    def _internal_bindings(self, bindings: list) -> list:
+        """Extra buffers the kernels read after the operator's own bindings (none by default)."""
+        return []
+
+    def _run(self, bindings: list) -> None:
+        n_in = len(self.input_descs)
+        n_user = n_in + len(self.output_descs)
+        used = {s for k in self._kernels for s in k.slots}
         tensors, uploads, downloads = [], [], []
-        for slot, (d, b) in enumerate(zip(self._descs, bindings)):
-            if d is None:
+        for slot, b in enumerate(bindings):
+            d = self._descs[slot] if slot < n_user else None
+            if slot not in used:
                 tensors.append(None)
             elif b is None:
                 tensors.append(self._owned[slot]._tensor)

@@ -184,7 +184,8 @@ class Buffer:
         raw = host_bytes(np.asarray(data), "data")
         if offset < 0 or offset + raw.size > self.nbytes:
             raise ValueError(f"writing {raw.size} bytes at offset {offset} overruns a {self.nbytes}-byte buffer")
-        self._to_host.eval()   # keep the bytes outside the written range
+        if offset or raw.size < self.nbytes:
+            self._to_host.eval()   # keep the bytes outside the written range
         self._staging()[offset:offset + raw.size] = raw
         self._to_device.eval()
 

@@ -1,0 +1,397 @@
+"""QUANTIZED_LINEAR_CONVOLUTION (spec 4, validation spec 5.3)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..enums import DataType, FeatureLevel, OperatorType
+from ..errors import ValidationError
+from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
+from ..tensor import TensorChecker, TensorDesc, same_data_type
+from .base import CompiledOperator
+
+OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
+_Q8 = {DataType.INT8, DataType.UINT8}
+# Binding slots, DirectML's order (spec 4.1), then the output.
+(INPUT, INPUT_SCALE, INPUT_ZP, FILTER, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP,
+ OUTPUT) = range(10)
+_PARAMS = 10      # the operator's own buffer of host-computed requantization parameters
+_NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
+          "Bias", "OutputScale", "OutputZeroPoint", "Output")
+
+
+def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
+    """ONNX Runtime's float32 arithmetic: float32(float32(x_scale * w_scale[m]) / y_scale)."""
+    xs = np.float32(input_scale)
+    ws = np.asarray(filter_scale, np.float32).reshape(-1)
+    ys = np.float32(output_scale)
+    with np.errstate(all="ignore"):       # a zero or NaN scale is undefined behaviour (spec 4.4)
+        return ((xs * ws).astype(np.float32) / ys).astype(np.float32)
+
+
+def _uint_list(name, values, count):
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{OP}: {name} must be a sequence of {count} integers, got {values!r}")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise TypeError(f"{OP}: {name} must hold non-negative integers, got {values!r}")
+        out.append(int(v))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class QuantizedLinearConvolutionDesc:
+    """DML_QUANTIZED_LINEAR_CONVOLUTION_OPERATOR_DESC. DimensionCount is len(strides)."""
+    input_tensor: Optional[TensorDesc]
+    input_scale_tensor: Optional[TensorDesc]
+    input_zero_point_tensor: Optional[TensorDesc]
+    filter_tensor: Optional[TensorDesc]
+    filter_scale_tensor: Optional[TensorDesc]
+    filter_zero_point_tensor: Optional[TensorDesc]
+    bias_tensor: Optional[TensorDesc]
+    output_scale_tensor: Optional[TensorDesc]
+    output_zero_point_tensor: Optional[TensorDesc]
+    output_tensor: Optional[TensorDesc]
+    strides: Sequence[int] = (1, 1)
+    dilations: Sequence[int] = (1, 1)
+    start_padding: Sequence[int] = (0, 0)
+    end_padding: Sequence[int] = (0, 0)
+    group_count: int = 1
+    operator_type = OperatorType.QUANTIZED_LINEAR_CONVOLUTION
+
+    def __post_init__(self):
+        for f in ("strides", "dilations", "start_padding", "end_padding"):
+            object.__setattr__(self, f, _uint_list(f, getattr(self, f), len(self.strides)))
+
+    @property
+    def dimension_count(self) -> int:
+        return len(self.strides)
+
+    def tensors(self) -> list:
+        return [self.input_tensor, self.input_scale_tensor, self.input_zero_point_tensor,
+                self.filter_tensor, self.filter_scale_tensor, self.filter_zero_point_tensor,
+                self.bias_tensor, self.output_scale_tensor, self.output_zero_point_tensor,
+                self.output_tensor]
+
+    # ---- geometry ---------------------------------------------------------------------------
+
+    def conv_params(self) -> dict:
+        """Everything in 4-D form: rank-3 tensors {N,C,W} are {N,C,1,W} (spec 4.2 recommendation)
+        and a DimensionCount of 1 describes the W axis."""
+        def four(sizes):
+            return tuple(sizes) if len(sizes) == 4 else (sizes[0], sizes[1], 1, sizes[2])
+        def pair(v, fill):
+            return tuple(v) if len(v) == 2 else (fill,) + tuple(v)
+        return dict(input=four(self.input_tensor.sizes), filter=four(self.filter_tensor.sizes),
+                    strides=pair(self.strides, 1), dilations=pair(self.dilations, 1),
+                    start=pair(self.start_padding, 0), end=pair(self.end_padding, 0))
+
+    def output_sizes(self) -> tuple:
+        """Spec 4.3, in the input's rank."""
+        g = self.conv_params()
+        n, _, h, w = g["input"]
+        m, _, kh, kw = g["filter"]
+        out = [n, m]
+        for size, k, s, d, a, b in zip((h, w), (kh, kw), g["strides"], g["dilations"], g["start"], g["end"]):
+            out.append((size + a + b - ((k - 1) * d + 1)) // s + 1)
+        return tuple(out) if len(self.input_tensor.sizes) == 4 else (out[0], out[1], out[3])
+
+    # ---- validation (spec 5.3) ----------------------------------------------------------------
+
+    def validate(self, level: FeatureLevel) -> None:
+        if level < FeatureLevel.FL_2_1:                                                 # rule 1
+            raise ValidationError(f"{OP} requires DML_FEATURE_LEVEL_2_1; the device was created at {level.dml_name}.")
+        t = self.tensors()
+        chk = [TensorChecker(OP, name, d, level) for name, d in zip(_NAMES, t)]
+        for i in (INPUT, INPUT_SCALE, FILTER, FILTER_SCALE, OUTPUT_SCALE, OUTPUT):      # rule 2
+            chk[i].required()
+        for i, d in enumerate(t):
+            if d is not None and not isinstance(d, TensorDesc):
+                raise TypeError(f"{OP}: '{_NAMES[i]}' must be a TensorDesc or None")
+        wide = level >= FeatureLevel.FL_4_0                                              # rule 4
+        main_ranks = {3, 4} if wide else {4}
+        small_ranks = {1, 2, 3, 4} if wide else {4}
+        filter_scale_ranks = ({1, 2, 3, 4} if level >= FeatureLevel.FL_5_2 else {3, 4}) if wide else {4}
+        types = {INPUT: _Q8, INPUT_SCALE: {DataType.FLOAT32}, INPUT_ZP: _Q8, FILTER: _Q8,         # rule 3
+                 FILTER_SCALE: {DataType.FLOAT32}, FILTER_ZP: _Q8, BIAS: {DataType.INT32},
+                 OUTPUT_SCALE: {DataType.FLOAT32}, OUTPUT_ZP: _Q8, OUTPUT: _Q8}
+        ranks = {INPUT: main_ranks, FILTER: main_ranks, OUTPUT: main_ranks, BIAS: main_ranks,
+                 FILTER_SCALE: filter_scale_ranks}
+        for i, d in enumerate(t):
+            if d is not None:
+                chk[i].common(is_output=i == OUTPUT, ranks=ranks.get(i, small_ranks), types=types[i])
+        for zp, of in ((INPUT_ZP, INPUT), (FILTER_ZP, FILTER), (OUTPUT_ZP, OUTPUT)):
+            if t[zp] is not None:
+                same_data_type(OP, _NAMES[of], t[of], _NAMES[zp], t[zp])
+        rank = t[INPUT].dimension_count
+        for i in (FILTER, OUTPUT, BIAS):
+            if t[i] is not None and t[i].dimension_count != rank:
+                chk[i].fail(f"has DimensionCount {t[i].dimension_count}; Input, Filter, Output and Bias "
+                            f"must share one DimensionCount ({rank}).")
+        dc = self.dimension_count                                                        # rule 5
+        allowed_dc = {2} if rank == 4 else {1, 2}
+        if dc not in allowed_dc:
+            raise ValidationError(f"{OP}: DimensionCount is {dc}; it must be 2"
+                                  + (" (or 1 for rank-3 tensors)." if rank == 3 else "."))
+        for name, vals in (("Strides", self.strides), ("Dilations", self.dilations),       # rule 6
+                           ("StartPadding", self.start_padding), ("EndPadding", self.end_padding)):
+            if len(vals) != dc:
+                raise ValidationError(f"{OP}: {name} has {len(vals)} entries; DimensionCount is {dc}.")
+        if any(s == 0 for s in self.strides):
+            raise ValidationError(f"{OP}: Strides {list(self.strides)}; every stride must be at least 1.")
+        if any(d == 0 for d in self.dilations):
+            raise ValidationError(f"{OP}: Dilations {list(self.dilations)}; every dilation must be at least 1.")
+        g = self.group_count                                                             # rule 7
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
+            raise TypeError(f"{OP}: group_count must be an integer, got {g!r}")
+        geo = self.conv_params()
+        n, c, h, w = geo["input"]
+        m, fc, kh, kw = geo["filter"]
+        if g < 1:
+            raise ValidationError(f"{OP}: GroupCount is {g}; it must be at least 1.")
+        if c % g:
+            chk[INPUT].fail(f"has {c} channels, which is not divisible by GroupCount {g}.")
+        if m % g:
+            chk[FILTER].fail(f"has {m} output channels (dimension 0), which is not divisible by GroupCount {g}.")
+        if fc != c // g:
+            chk[FILTER].fail(f"has {fc} channels (dimension 1); expected Input channels / GroupCount = {c // g}.")
+        for i in (INPUT_SCALE, INPUT_ZP, OUTPUT_SCALE, OUTPUT_ZP):                       # rule 8
+            if t[i] is not None and t[i].element_count != 1:
+                chk[i].fail(f"has Sizes {list(t[i].sizes)}; it must hold exactly one element (per-tensor).")
+        for i in (FILTER_SCALE, FILTER_ZP):
+            if t[i] is not None and not (t[i].element_count == 1 or self._per_channel(t[i].sizes, m)):
+                chk[i].fail(f"has Sizes {list(t[i].sizes)}; expected one element or {m} along the "
+                            f"channel axis ({self._channel_shape(t[i].dimension_count, m)}).")
+        if t[BIAS] is not None and not self._per_channel(t[BIAS].sizes, m):
+            chk[BIAS].fail(f"has Sizes {list(t[BIAS].sizes)}; expected "
+                           f"{self._channel_shape(t[BIAS].dimension_count, m)}.")
+        for size, k, d, a, b, axis in zip((h, w), (kh, kw), geo["dilations"], geo["start"], geo["end"], ("height", "width")):
+            eff = (k - 1) * d + 1                                                         # rule 9
+            if eff > size + a + b:
+                chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
+                                 f"than the padded input {axis} {size + a + b}.")
+        chk[OUTPUT].sizes_equal(self.output_sizes(), "{Input N, Filter N, OH, OW} per the convolution's output-size formula")
+
+    @staticmethod
+    def _channel_axis(rank: int) -> int:
+        return 0 if rank == 1 else 1
+
+    @classmethod
+    def _channel_shape(cls, rank: int, m: int) -> list:
+        shape = [1] * rank
+        shape[cls._channel_axis(rank)] = m
+        return shape
+
+    @classmethod
+    def _per_channel(cls, sizes, m: int) -> bool:
+        return list(sizes) == cls._channel_shape(len(sizes), m)
+
+    # ---- compilation --------------------------------------------------------------------------
+
+    def kernel(self) -> Kernel:
+        geo = self.conv_params()
+        t = self.tensors()
+        n, c, h, w = geo["input"]
+        m, cg, kh, kw = geo["filter"]
+
+        def strides4(d: TensorDesc):
+            st = d.effective_strides
+            return tuple(st) if len(st) == 4 else (st[0], st[1], 0, st[2])
+        out4 = self.output_sizes()
+        out4 = out4 if len(out4) == 4 else (out4[0], out4[1], 1, out4[2])
+        mg = m // self.group_count
+        tiles = -(-mg // 4)
+        return Kernel(
+            shader="qlinear_conv",
+            spec=(kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
+                  int(t[OUTPUT].data_type == DataType.INT8)),
+            push=(n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
+                 + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg),
+            count=out4[0] * self.group_count * tiles * out4[2] * out4[3],
+            slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=64)
+
+    def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
+        self.validate(device.feature_level)
+        return QuantizedLinearConvolutionOperator(device, self)
+
+
+def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
+    """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
+    raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")
+    dt = np.dtype(dtype)
+    view = np.lib.stride_tricks.as_strided(raw[:desc.total_bytes].view(dt), shape=desc.sizes,
+                                           strides=tuple(s * dt.itemsize for s in desc.effective_strides))
+    return np.array(view).reshape(-1)
+
+
+class QuantizedLinearConvolutionOperator(CompiledOperator):
+    operator_name = OP
+
+    def __init__(self, device: Device, desc: QuantizedLinearConvolutionDesc):
+        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor], [desc.kernel()])
+        self.m = desc.conv_params()["filter"][0]
+        self._params = Buffer(device, 4 * (2 + 3 * self.m))
+
+    def _internal_bindings(self, bindings: list) -> list:
+        """Requantization parameters, computed on the host from the bound scale, zero-point and
+        bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in float32)."""
+        d = self.input_descs
+
+        def values(slot, default):
+            if d[slot] is None:
+                return np.array([default])
+            src = bindings[slot] if bindings[slot] is not None else self._owned[slot]
+            return _read_elements(d[slot], src, d[slot].data_type.numpy_dtype)
+
+        m = self.m
+        per_m = lambda v: np.broadcast_to(v, (m,)) if v.size == 1 else v
+        mult = requantization_multipliers(values(INPUT_SCALE, 1)[0], per_m(values(FILTER_SCALE, 1)),
+                                          values(OUTPUT_SCALE, 1)[0])
+        params = np.empty(2 + 3 * m, np.int32)
+        params[0] = values(INPUT_ZP, 0)[0]
+        params[1] = values(OUTPUT_ZP, 0)[0]
+        params[2:2 + m] = mult.view(np.int32)
+        params[2 + m:2 + 2 * m] = per_m(values(FILTER_ZP, 0))
+        params[2 + 2 * m:] = per_m(values(BIAS, 0))
+        self._params.write(params)
+        return [self._params]
+
+
+# ---- numpy-level API --------------------------------------------------------------------------
+
+def _scale(name, v, counts) -> np.ndarray:
+    if isinstance(v, bool):
+        raise TypeError(f"{name} must be a float or a float32 array, got {v!r}")
+    if isinstance(v, (float, int)):
+        return np.array([v], np.float32)
+    if isinstance(v, np.ndarray) or isinstance(v, np.floating):
+        a = np.asarray(v)
+        if a.dtype != np.float32:
+            raise TypeError(f"{name} must be float32, got {a.dtype}")
+        if a.size not in counts:
+            raise ValueError(f"{name} must hold {' or '.join(map(str, sorted(set(counts))))} elements, got {a.size}")
+        return np.ascontiguousarray(a.reshape(-1))
+    raise TypeError(f"{name} must be a float or a float32 array, got {type(v).__name__}")
+
+
+def _zero_point(name, v, dtype, counts) -> Optional[np.ndarray]:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        raise TypeError(f"{name} must be an integer or a numpy value, got {v!r}")
+    if isinstance(v, int):
+        info = np.iinfo(dtype)
+        if not info.min <= v <= info.max:
+            raise ValueError(f"{name} {v} does not fit {np.dtype(dtype)}")
+        return np.array([v], dtype)
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        if a.dtype != np.dtype(dtype):
+            raise TypeError(f"{name} has dtype {a.dtype}; it must be {np.dtype(dtype)}, its tensor's type")
+        if a.size not in counts:
+            raise ValueError(f"{name} must hold {' or '.join(map(str, sorted(set(counts))))} elements, got {a.size}")
+        return np.ascontiguousarray(a.reshape(-1))
+    raise TypeError(f"{name} must be an integer or a numpy value, got {type(v).__name__}")
+
+
+def _small_desc(data_type: DataType, count: int, rank: int) -> TensorDesc:
+    """{1,1,1,1} or {1,M,1,1} in the conv's rank (the C axis carries M, as ONNX Runtime does)."""
+    shape = [1] * rank
+    shape[1] = count
+    return TensorDesc(data_type, shape)
+
+
+def _pair(name, v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v), int(v))
+    try:
+        t = tuple(int(i) for i in v)
+    except TypeError:
+        raise TypeError(f"{name} must be an int or a pair of ints, got {v!r}") from None
+    if len(t) != 2 or any(i < 0 for i in t):
+        raise ValueError(f"{name} must be two non-negative integers, got {v!r}")
+    return t
+
+
+def quantized_linear_convolution(input, input_scale, input_zero_point, filter, filter_scale,
+                                 filter_zero_point, bias, output_scale, output_zero_point, *,
+                                 strides=(1, 1), dilations=(1, 1), start_padding=(0, 0),
+                                 end_padding=(0, 0), group_count=1, output_dtype=None,
+                                 device: Optional[Device] = None) -> np.ndarray:
+    """QUANTIZED_LINEAR_CONVOLUTION of an NCHW int8/uint8 array with an (M, C/groups, KH, KW)
+    int8/uint8 filter. Scales: floats or float32 arrays (filter: 1 or M elements); zero points:
+    numpy values of their tensor's dtype (a Python int takes the input's or filter's dtype), or
+    None; bias: None or M int32 values. The output dtype is output_zero_point's when that is a
+    numpy value, else output_dtype. Returns the NCHW output."""
+    for name, a in (("input", input), ("filter", filter)):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
+        if a.dtype not in (np.int8, np.uint8):
+            raise TypeError(f"{name} must be int8 or uint8, got {a.dtype}")
+        if a.ndim != 4:
+            raise ValueError(f"{name} must be 4-D, got shape {a.shape}")
+    m = filter.shape[0]
+    xs = _scale("input_scale", input_scale, {1})
+    ws = _scale("filter_scale", filter_scale, {1, m})
+    ys = _scale("output_scale", output_scale, {1})
+    xzp = _zero_point("input_zero_point", input_zero_point, input.dtype, {1})
+    wzp = _zero_point("filter_zero_point", filter_zero_point, filter.dtype, {1, m})
+    if isinstance(output_zero_point, (np.ndarray, np.generic)):
+        zp_dtype = np.asarray(output_zero_point).dtype
+        if output_dtype is not None and np.dtype(output_dtype) != zp_dtype:
+            raise ValueError(f"output_dtype {np.dtype(output_dtype)} conflicts with output_zero_point's dtype {zp_dtype}")
+        out_dtype = zp_dtype
+    elif output_dtype is None:
+        raise ValueError("output_dtype is required when output_zero_point is not a numpy value")
+    else:
+        out_dtype = np.dtype(output_dtype)
+    if out_dtype not in (np.int8, np.uint8):
+        raise TypeError(f"the output dtype must be int8 or uint8, got {out_dtype}")
+    yzp = _zero_point("output_zero_point", output_zero_point, out_dtype, {1})
+    if bias is not None:
+        if not isinstance(bias, np.ndarray) or bias.dtype != np.int32:
+            raise TypeError("bias must be an int32 numpy array")
+        if bias.size != m:
+            raise ValueError(f"bias must hold {m} elements (one per output channel), got {bias.size}")
+        bias = np.ascontiguousarray(bias.reshape(-1))
+    strides, dilations = _pair("strides", strides), _pair("dilations", dilations)
+    start_padding, end_padding = _pair("start_padding", start_padding), _pair("end_padding", end_padding)
+    if isinstance(group_count, bool) or not isinstance(group_count, (int, np.integer)) or group_count < 1:
+        raise ValueError(f"group_count must be a positive integer, got {group_count!r}")
+    if input.shape[1] % group_count or m % group_count or filter.shape[1] * group_count != input.shape[1]:
+        raise ValueError(f"group_count {group_count} does not fit input channels {input.shape[1]}, "
+                         f"filter shape {filter.shape}")
+
+    from .depth_space import _cached_operator, array_binding
+    in_desc, x_raw = array_binding(input, "input")
+    f_desc, w_raw = array_binding(filter, "filter")
+    qdt = lambda dt: DataType.from_numpy(dt)
+    desc = QuantizedLinearConvolutionDesc(
+        in_desc, _small_desc(DataType.FLOAT32, 1, 4),
+        None if xzp is None else _small_desc(qdt(input.dtype), 1, 4),
+        f_desc, _small_desc(DataType.FLOAT32, ws.size, 4),
+        None if wzp is None else _small_desc(qdt(filter.dtype), wzp.size, 4),
+        None if bias is None else _small_desc(DataType.INT32, m, 4),
+        _small_desc(DataType.FLOAT32, 1, 4),
+        None if yzp is None else _small_desc(qdt(out_dtype), 1, 4),
+        TensorDesc(qdt(out_dtype), (1, 1, 1, 1)),   # replaced below once the sizes are known
+        strides, dilations, start_padding, end_padding, int(group_count))
+    try:
+        out_sizes = desc.output_sizes()
+    except ZeroDivisionError:
+        raise ValueError("strides must be at least 1") from None
+    if any(s < 1 for s in out_sizes):
+        raise ValueError(f"the (dilated) kernel is larger than the padded input: output sizes {out_sizes}")
+    out_desc = TensorDesc(qdt(out_dtype), out_sizes)
+    desc = QuantizedLinearConvolutionDesc(*desc.tensors()[:OUTPUT], out_desc, strides, dilations,
+                                          start_padding, end_padding, int(group_count))
+    device = device or default_device()
+    op = _cached_operator(device, desc)
+    pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
+    out = np.empty(out_desc.total_bytes, np.uint8)
+    op.execute(inputs=[x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)],
+               outputs=[out])
+    return out[:out_desc.element_count].view(out_dtype).reshape(out_sizes)
