@@ -46,12 +46,15 @@ def run_depth_space_example(device, ex):
 
 def cmd_demo(args) -> int:
     import dmlvk
-    from dmlvk.examples import depth_space_examples
+    from dmlvk.examples import depth_space_examples, qconv_examples
     device = dmlvk.Device(args.device)
     print(f"device {device.index}: {device.name} ({device.info.driver_info}), {device.feature_level.dml_name}")
     rows, failures = [], 0
-    for ex in depth_space_examples():
-        got = run_depth_space_example(device, ex)
+    runs = [(ex, lambda ex=ex: run_depth_space_example(device, ex)) for ex in depth_space_examples()]
+    runs += [(ex, lambda ex=ex: dmlvk.quantized_linear_convolution(*ex.args, **ex.kwargs, device=device))
+             for ex in qconv_examples()]
+    for ex, run in runs:
+        got = run()
         ok = np.array_equal(got, ex.expected)
         failures += not ok
         rows.append((ex.name, ex.source, _short(ex.expected), _short(got), "yes" if ok else "NO"))

@@ -1,0 +1,61 @@
+"""Random QUANTIZED_LINEAR_CONVOLUTION cases shared by the tests (and the GPU check)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _q(rng, dtype, shape, lo=None, hi=None):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min if lo is None else lo, (info.max if hi is None else hi) + 1, shape).astype(dtype)
+
+
+def random_case(rng, x_dtype, w_dtype, y_dtype, *, per_channel=True, equal_w_zp=True, zero_points=True,
+                bias=True, w_range=None):
+    """(args, kwargs) for dmlvk.quantized_linear_convolution and the reference."""
+    groups = int(rng.choice([1, 1, 2, 3]))
+    depthwise = rng.random() < 0.2
+    cg = 1 if depthwise else int(rng.integers(1, 4))
+    c = cg * groups
+    mg = int(rng.integers(1, 4)) if not depthwise else int(rng.integers(1, 3))
+    m = mg * groups
+    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+    pads0 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    pads1 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - pads0[0] - pads1[0]), 9))
+    w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - pads0[1] - pads1[1]), 9))
+    n = int(rng.integers(1, 3))
+    lo, hi = w_range if w_range else (None, None)
+    x = _q(rng, x_dtype, (n, c, h, w))
+    wt = _q(rng, w_dtype, (m, cg, kh, kw), lo, hi)
+    xs = float(np.float32(rng.uniform(0.001, 0.05)))
+    ws = rng.uniform(0.001, 0.05, m if per_channel else 1).astype(np.float32)
+    ys = float(np.float32(rng.uniform(0.05, 2.0)))
+    xzp = _q(rng, x_dtype, ()) if zero_points else None
+    if zero_points:
+        wzp = (np.full(m, _q(rng, w_dtype, (), lo, hi), w_dtype) if equal_w_zp else _q(rng, w_dtype, (m,), lo, hi))
+        if not per_channel and equal_w_zp:
+            wzp = wzp[:1]
+    else:
+        wzp = None
+    yzp = _q(rng, y_dtype, ()) if zero_points else None
+    b = rng.integers(-5000, 5000, m).astype(np.int32) if bias else None
+    kwargs = dict(strides=tuple(int(v) for v in rng.integers(1, 3, 2)), dilations=dil,
+                  start_padding=pads0, end_padding=pads1, group_count=groups)
+    return (x, xs, xzp, wt, ws, wzp, b, ys, yzp), kwargs, np.dtype(y_dtype)
+
+
+def onnx_qlinearconv_model(args, kwargs, y_dtype):
+    """A one-node QLinearConv model and its feeds (ONNX puts the bias last)."""
+    from oracles import one_node_model
+    x, xs, xzp, w, ws, wzp, b, ys, yzp = args
+    m = w.shape[0]
+    feeds = [("x", x), ("x_scale", np.array(xs, np.float32)), ("x_zero_point", np.asarray(xzp)),
+             ("w", w), ("w_scale", ws if ws.size > 1 else ws.reshape(())),
+             ("w_zero_point", wzp if wzp.size > 1 else wzp.reshape(())),
+             ("y_scale", np.array(ys, np.float32)), ("y_zero_point", np.asarray(yzp).astype(y_dtype)),
+             ("B", b)]
+    pads = list(kwargs["start_padding"]) + list(kwargs["end_padding"])
+    model = one_node_model("QLinearConv", feeds, y_dtype, 10, strides=list(kwargs["strides"]),
+                           dilations=list(kwargs["dilations"]), pads=pads, group=kwargs["group_count"])
+    return model, feeds

@@ -1,0 +1,172 @@
+"""QUANTIZED_LINEAR_CONVOLUTION on the Vulkan device: documented vectors, ONNX's node case,
+onnxruntime bit for bit, dmlvk.reference bit for bit where onnxruntime cannot go."""
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
+from dmlvk.examples import qconv_examples
+from oracles import onnx_node_cases, run_onnx_reference, run_onnxruntime
+from qconv_cases import onnx_qlinearconv_model, random_case
+
+
+def ref(args, kwargs, y_dtype):
+    return reference.quantized_linear_convolution(*args, y_dtype, **kwargs)
+
+
+@pytest.mark.parametrize("ex", qconv_examples(), ids=lambda e: e.name)
+def test_documented_vectors(device, ex):
+    got = dmlvk.quantized_linear_convolution(*ex.args, **ex.kwargs, device=device)
+    assert got.dtype == ex.expected.dtype and np.array_equal(got, ex.expected), got.ravel().tolist()
+    assert np.array_equal(ref(ex.args, ex.kwargs, ex.expected.dtype), ex.expected)
+
+
+def test_onnx_node_case(device):
+    model, ins, outs = onnx_node_cases()["test_qlinearconv"]
+    x, xs, xzp, w, ws, wzp, ys, yzp = ins
+    got = dmlvk.quantized_linear_convolution(x, xs.astype(np.float32), xzp, w, ws, wzp, None, ys, yzp, device=device)
+    assert np.array_equal(got, outs[0])
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.uint8),
+                                   (np.int8, np.int8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
+def test_against_onnxruntime(device, rng, types, per_channel):
+    x_dt, w_dt, y_dt = types
+    # onnxruntime's u8 x s8 kernel saturates 16-bit pair sums on AVX2 CPUs: 7-bit filters there.
+    w_range = (-64, 63) if (x_dt, w_dt) == (np.uint8, np.int8) else None
+    compared = 0
+    for _ in range(12):
+        args, kwargs, y_dtype = random_case(rng, x_dt, w_dt, y_dt, per_channel=per_channel, w_range=w_range)
+        model, feeds = onnx_qlinearconv_model(args, kwargs, y_dtype)
+        expected = run_onnxruntime(model, feeds)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+        assert np.array_equal(got, expected), (kwargs, [a.shape if hasattr(a, "shape") else a for a in args])
+        assert np.array_equal(ref(args, kwargs, y_dtype), expected)
+        compared += got.size
+    assert compared > 0
+
+
+@pytest.mark.parametrize("types", [(np.int8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8),
+                                   (np.uint8, np.uint8, np.int8), (np.int8, np.int8, np.uint8),
+                                   (np.uint8, np.int8, np.uint8), (np.uint8, np.int8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_beyond_onnxruntime_against_reference(device, rng, types):
+    # s8 x u8, output type unlike input type, distinct per-channel zero points, absent zero
+    # points, full-range u8 x s8 filters: exact against the reference, +-1 against onnx.reference.
+    for i in range(10):
+        args, kwargs, y_dtype = random_case(rng, *types, equal_w_zp=False, zero_points=i % 3 != 0, bias=i % 2 == 0)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dtype, device=device)
+        assert np.array_equal(got, ref(args, kwargs, y_dtype)), kwargs
+        if args[2] is not None and args[6] is not None:
+            model, feeds = onnx_qlinearconv_model(args, kwargs, y_dtype)
+            other = run_onnx_reference(model, feeds)
+            assert np.abs(got.astype(int) - other.astype(int)).max() <= 1
+
+
+def test_saturation_and_int32_wraparound(device):
+    # 1x1 conv over 40000 channels of 255 * -128: the exact sum, -1.3e9, plus a bias near the int32
+    # limit wraps; the output must follow int32 arithmetic, as the reference does.
+    c = 40000
+    x = np.full((1, c, 1, 2), 255, np.uint8)
+    x[0, :, 0, 1] = 0
+    w = np.full((2, c, 1, 1), -128, np.int8)
+    bias = np.array([-(2**31) + 5, 2**31 - 1], np.int32)
+    for y_dt in (np.int8, np.uint8):
+        args = (x, 1.0, np.uint8(0), w, np.float32([1e-9, 1.0]), np.int8(0), bias, 1.0, np.zeros((), y_dt))
+        got = dmlvk.quantized_linear_convolution(*args, device=device)
+        assert np.array_equal(got, ref(args, {}, np.dtype(y_dt)))
+    acc = reference.conv_integer_accumulators(x, 0, w, 0, bias)
+    assert acc[0, 0, 0, 0] == np.int32(np.int64(-(2**31) + 5 - 255 * 128 * c + 2**32))
+
+
+def test_directml_level_strided_tensors(device, rng):
+    """NHWC input and output, a padded filter, zero-stride scale and zero-point tensors as
+    onnxruntime passes them, bound as host arrays and as device buffers."""
+    n, c, h, w, m = 2, 4, 5, 6, 6
+    x = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)           # NHWC in memory
+    wt = rng.integers(-128, 128, (m, c // 2, 3, 3), dtype=np.int8)
+    w_padded = np.zeros((m, c // 2, 3, 4), np.int8)
+    w_padded[..., :3] = wt
+    scale_ws = rng.uniform(0.01, 0.02, m).astype(np.float32)
+    zp_w = np.int8(3)
+    bias = rng.integers(-300, 300, m).astype(np.int32)
+    U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
+    scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+    oh, ow = 5, 3
+    desc = QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, (n, c, h, w), (h * w * c, 1, w * c, c)), scalar(F32), scalar(U8),
+        TensorDesc(I8, (m, c // 2, 3, 3), (c // 2 * 12, 12, 4, 1)), TensorDesc(F32, (1, m, 1, 1)),
+        TensorDesc(I8, (1, m, 1, 1), (0, 0, 0, 0)), TensorDesc(DataType.INT32, (1, m, 1, 1)),
+        scalar(F32), scalar(I8),
+        TensorDesc(I8, (n, m, oh, ow), (oh * ow * m, 1, ow * m, m)),
+        strides=(1, 2), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 0), group_count=2)
+    op = device.create_operator(desc)
+    f32 = lambda v: np.array([v], np.float32)
+    bind = [x, f32(0.04), np.array([120, 0, 0, 0], np.uint8), w_padded, scale_ws,
+            np.array([zp_w, 0, 0, 0], np.int8), bias, f32(0.3), np.array([-5, 0, 0, 0], np.int8)]
+    out = np.zeros((n, oh, ow, m), np.int8)
+    op.execute(inputs=bind, outputs=[out])
+    expected = reference.quantized_linear_convolution(
+        x.transpose(0, 3, 1, 2), 0.04, 120, wt, scale_ws, zp_w, bias, 0.3, -5, np.int8,
+        strides=(1, 2), start_padding=(1, 1), end_padding=(1, 0), group_count=2)
+    assert np.array_equal(out.transpose(0, 3, 1, 2), expected)
+    buffers = [device.upload(b) for b in bind]
+    out_buf = device.buffer(out.nbytes)
+    op.execute(inputs=buffers, outputs=[out_buf])
+    assert np.array_equal(out_buf.numpy(np.int8, out.shape), out)
+
+
+def test_rank3_input_is_n_c_1_w(device, rng):
+    x = rng.integers(0, 256, (2, 3, 9), dtype=np.uint8)
+    w = rng.integers(-128, 128, (4, 3, 3), dtype=np.int8)
+    U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
+    one = lambda dt: TensorDesc(dt, (1,))
+    for dims in (1, 2):
+        conv = dict(strides=(2,) * dims, dilations=(1,) * dims, start_padding=(0,) * (dims - 1) + (1,),
+                    end_padding=(0,) * dims)
+        desc = QuantizedLinearConvolutionDesc(
+            TensorDesc(U8, x.shape), one(F32), one(U8), TensorDesc(I8, w.shape), one(F32), None, None,
+            one(F32), None, TensorDesc(U8, (2, 4, 4)), **conv)
+        op = device.create_operator(desc)
+        out = np.zeros((2, 4, 4), np.uint8)
+        x_bound = np.concatenate([x.reshape(-1), np.zeros(2, np.uint8)])    # whole words
+        op.execute(inputs=[x_bound, np.float32([0.1]), np.array([7, 0, 0, 0], np.uint8), w, np.float32([0.02]),
+                           None, None, np.float32([0.2]), None], outputs=[out])
+        expected = reference.quantized_linear_convolution(
+            x[:, :, None, :], 0.1, 7, w[:, :, None, :], 0.02, 0, None, 0.2, 0, np.uint8,
+            strides=(1, 2), start_padding=(0, 1))
+        assert np.array_equal(out, expected[:, :, 0, :])
+
+
+def test_numpy_api_argument_errors(device):
+    x = np.zeros((1, 2, 3, 3), np.uint8)
+    w = np.zeros((2, 2, 1, 1), np.int8)
+    call = lambda **kw: dmlvk.quantized_linear_convolution(**{**dict(
+        input=x, input_scale=1.0, input_zero_point=None, filter=w, filter_scale=1.0, filter_zero_point=None,
+        bias=None, output_scale=1.0, output_zero_point=np.uint8(0), device=device), **kw})
+    assert call().shape == (1, 2, 3, 3)
+    with pytest.raises(TypeError, match="input must be int8 or uint8"):
+        call(input=x.astype(np.int16))
+    with pytest.raises(ValueError, match="filter must be 4-D"):
+        call(filter=w[0])
+    with pytest.raises(TypeError, match="input_zero_point has dtype int8"):
+        call(input_zero_point=np.int8(0))
+    with pytest.raises(ValueError, match="does not fit uint8"):
+        call(input_zero_point=300)
+    with pytest.raises(ValueError, match="output_dtype is required"):
+        call(output_zero_point=3)
+    with pytest.raises(ValueError, match="conflicts"):
+        call(output_dtype=np.int8)
+    with pytest.raises(ValueError, match="filter_scale must hold 1 or 2"):
+        call(filter_scale=np.float32([1, 2, 3]))
+    with pytest.raises(TypeError, match="float32"):
+        call(filter_scale=np.float64([1, 2]))
+    with pytest.raises(TypeError, match="bias must be an int32"):
+        call(bias=np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="group_count"):
+        call(group_count=3)
+    with pytest.raises(ValueError, match="larger than the padded input"):
+        call(filter=np.zeros((2, 2, 5, 1), np.int8))
+    assert call(output_zero_point=3, output_dtype=np.int8).dtype == np.int8
