@@ -35,9 +35,9 @@ def test_more_than_65535_workgroups_in_x(device, rng):
 
 def test_tensor_larger_than_one_storage_binding(device):
     limit = device.info.max_storage_buffer_range
-    n = limit // 4 + 1024                      # just past the limit, in float32 elements
-    big_in = TensorDesc(DataType.FLOAT32, (1, 4, 2, n // 8))
-    big_out = TensorDesc(DataType.FLOAT32, (1, 1, 4, n // 4))
+    w = -(-(limit // 4 + 1024) // 8)           # input float32 bytes: 32 * w, just past the limit
+    big_in = TensorDesc(DataType.FLOAT32, (1, 4, 2, w))
+    big_out = TensorDesc(DataType.FLOAT32, (1, 1, 4, 2 * w))
     if big_in.total_bytes <= limit:
         pytest.fail("test tensor does not exceed the binding limit")
     desc = dmlvk.DepthToSpace1Desc(big_in, big_out, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW)
