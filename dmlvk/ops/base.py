@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ..enums import TensorFlags
+from ..enums import DataType, TensorFlags
 from ..runtime.device import Buffer, Device, Kernel, host_bytes, kp
 from ..tensor import TensorDesc, nested_order
 
@@ -176,3 +176,38 @@ class CompiledOperator:
         if len(self._recorded) > _RECORDED_BINDINGS:
             self._recorded.popitem(last=False)
         return seq
+
+
+def array_binding(x: np.ndarray, name: str):
+    """(TensorDesc, host bytes) for an ndarray, keeping its strides where they are DirectML
+    strides (non-negative, element multiples, not mostly gaps) and copying otherwise."""
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(x).__name__}")
+    try:
+        dt = DataType.from_numpy(x.dtype)
+    except TypeError:
+        raise TypeError(f"{name} has dtype {x.dtype}, which no DirectML data type matches") from None
+    item = x.itemsize
+    ok = all(s >= 0 and s % item == 0 for s in x.strides) and x.size > 0
+    span = (sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + item) if ok else 0
+    if not ok or span > 4 * x.nbytes + 4096:
+        x = np.ascontiguousarray(x)
+        span = x.nbytes
+    desc = TensorDesc(dt, x.shape, tuple(s // item for s in x.strides))
+    raw = np.lib.stride_tricks.as_strided(x, shape=(span // item,), strides=(item,)).view(np.uint8)
+    if raw.size < desc.total_bytes:       # the total size is rounded up to whole words
+        padded = np.zeros(desc.total_bytes, np.uint8)
+        padded[:raw.size] = raw
+        raw = padded
+    return desc, raw
+
+
+def cached_operator(device: Device, desc) -> CompiledOperator:
+    """The compiled operator for a description, created once per device (the numpy-level API)."""
+    cache = device.__dict__.setdefault("_operator_cache", {})
+    op = cache.get(desc)
+    if op is None:
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        op = cache[desc] = device.create_operator(desc)
+    return op

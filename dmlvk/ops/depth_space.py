@@ -10,7 +10,7 @@ from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.device import Device, Kernel, default_device
 from ..tensor import TensorChecker, TensorDesc, nested_order, same_data_type
-from .base import CompiledOperator
+from .base import CompiledOperator, array_binding, cached_operator
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
@@ -173,30 +173,6 @@ class SpaceToDepth1Desc(_DepthSpaceDesc):
 
 # ---- numpy-level API --------------------------------------------------------------------------
 
-def array_binding(x: np.ndarray, name: str):
-    """(TensorDesc, host bytes) for an ndarray, keeping its strides where they are DirectML
-    strides (non-negative, element multiples, not mostly gaps) and copying otherwise."""
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"{name} must be a numpy array, got {type(x).__name__}")
-    try:
-        dt = DataType.from_numpy(x.dtype)
-    except TypeError:
-        raise TypeError(f"{name} has dtype {x.dtype}, which no DirectML data type matches") from None
-    item = x.itemsize
-    ok = all(s >= 0 and s % item == 0 for s in x.strides) and x.size > 0
-    span = (sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + item) if ok else 0
-    if not ok or span > 4 * x.nbytes + 4096:
-        x = np.ascontiguousarray(x)
-        span = x.nbytes
-    desc = TensorDesc(dt, x.shape, tuple(s // item for s in x.strides))
-    raw = np.lib.stride_tricks.as_strided(x, shape=(span // item,), strides=(item,)).view(np.uint8)
-    if raw.size < desc.total_bytes:       # the total size is rounded up to whole words
-        padded = np.zeros(desc.total_bytes, np.uint8)
-        padded[:raw.size] = raw
-        raw = padded
-    return desc, raw
-
-
 def _run(desc_cls, x, block_size, order, device, d2s: bool):
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be an integer, got {block_size!r}")
@@ -219,20 +195,10 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool):
     in_desc, raw = array_binding(x, "x")
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
     out_desc = TensorDesc(in_desc.data_type, out_shape)
-    op = _cached_operator(device, desc_cls(in_desc, out_desc, b, order))
+    op = cached_operator(device, desc_cls(in_desc, out_desc, b, order))
     out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
     op.execute([raw], [out_bytes])
     return out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape)
-
-
-def _cached_operator(device: Device, desc) -> CompiledOperator:
-    cache = device.__dict__.setdefault("_operator_cache", {})
-    op = cache.get(desc)
-    if op is None:
-        if len(cache) >= 64:
-            cache.pop(next(iter(cache)))
-        op = cache[desc] = device.create_operator(desc)
-    return op
 
 
 def depth_to_space(x: np.ndarray, block_size: int, order="DCR", *, device: Optional[Device] = None) -> np.ndarray:

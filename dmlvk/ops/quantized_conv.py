@@ -10,7 +10,7 @@ from ..enums import DataType, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
-from .base import CompiledOperator
+from .base import CompiledOperator, array_binding, cached_operator
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
 _Q8 = {DataType.INT8, DataType.UINT8}
@@ -365,7 +365,6 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
         raise ValueError(f"group_count {group_count} does not fit input channels {input.shape[1]}, "
                          f"filter shape {filter.shape}")
 
-    from .depth_space import _cached_operator, array_binding
     in_desc, x_raw = array_binding(input, "input")
     f_desc, w_raw = array_binding(filter, "filter")
     qdt = lambda dt: DataType.from_numpy(dt)
@@ -389,7 +388,7 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
     desc = QuantizedLinearConvolutionDesc(*desc.tensors()[:OUTPUT], out_desc, strides, dilations,
                                           start_padding, end_padding, int(group_count))
     device = device or default_device()
-    op = _cached_operator(device, desc)
+    op = cached_operator(device, desc)
     pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
     out = np.empty(out_desc.total_bytes, np.uint8)
     op.execute(inputs=[x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)],
