@@ -1,6 +1,7 @@
 """QUANTIZED_LINEAR_CONVOLUTION (spec 4, validation spec 5.3)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -29,6 +30,12 @@ def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.nd
     ys = np.float32(output_scale)
     with np.errstate(all="ignore"):       # a zero or NaN scale is undefined behaviour (spec 4.4)
         return ((xs * ws).astype(np.float32) / ys).astype(np.float32)
+
+
+def _as_4d(values, fill) -> tuple:
+    """A rank-3 {N,C,W} tuple as {N,C,fill,W} (spec 4.2 recommendation); rank 4 unchanged."""
+    values = tuple(values)
+    return values if len(values) == 4 else (values[0], values[1], fill, values[2])
 
 
 def _uint_list(name, values, count):
@@ -81,11 +88,9 @@ class QuantizedLinearConvolutionDesc:
     def conv_params(self) -> dict:
         """Everything in 4-D form: rank-3 tensors {N,C,W} are {N,C,1,W} (spec 4.2 recommendation)
         and a DimensionCount of 1 describes the W axis."""
-        def four(sizes):
-            return tuple(sizes) if len(sizes) == 4 else (sizes[0], sizes[1], 1, sizes[2])
         def pair(v, fill):
             return tuple(v) if len(v) == 2 else (fill,) + tuple(v)
-        return dict(input=four(self.input_tensor.sizes), filter=four(self.filter_tensor.sizes),
+        return dict(input=_as_4d(self.input_tensor.sizes, 1), filter=_as_4d(self.filter_tensor.sizes, 1),
                     strides=pair(self.strides, 1), dilations=pair(self.dilations, 1),
                     start=pair(self.start_padding, 0), end=pair(self.end_padding, 0))
 
@@ -196,12 +201,8 @@ class QuantizedLinearConvolutionDesc:
         t = self.tensors()
         n, c, h, w = geo["input"]
         m, cg, kh, kw = geo["filter"]
-
-        def strides4(d: TensorDesc):
-            st = d.effective_strides
-            return tuple(st) if len(st) == 4 else (st[0], st[1], 0, st[2])
-        out4 = self.output_sizes()
-        out4 = out4 if len(out4) == 4 else (out4[0], out4[1], 1, out4[2])
+        strides4 = lambda d: _as_4d(d.effective_strides, 0)
+        out4 = _as_4d(self.output_sizes(), 1)
         mg = m // self.group_count
         tiles = -(-mg // 4)
         return Kernel(
@@ -262,6 +263,12 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
 
 # ---- numpy-level API --------------------------------------------------------------------------
 
+def _flat(name, a: np.ndarray, counts) -> np.ndarray:
+    if a.size not in counts:
+        raise ValueError(f"{name} must hold {' or '.join(map(str, sorted(set(counts))))} elements, got {a.size}")
+    return np.ascontiguousarray(a.reshape(-1))
+
+
 def _scale(name, v, counts) -> np.ndarray:
     if isinstance(v, bool):
         raise TypeError(f"{name} must be a float or a float32 array, got {v!r}")
@@ -271,9 +278,7 @@ def _scale(name, v, counts) -> np.ndarray:
         a = np.asarray(v)
         if a.dtype != np.float32:
             raise TypeError(f"{name} must be float32, got {a.dtype}")
-        if a.size not in counts:
-            raise ValueError(f"{name} must hold {' or '.join(map(str, sorted(set(counts))))} elements, got {a.size}")
-        return np.ascontiguousarray(a.reshape(-1))
+        return _flat(name, a, counts)
     raise TypeError(f"{name} must be a float or a float32 array, got {type(v).__name__}")
 
 
@@ -291,9 +296,7 @@ def _zero_point(name, v, dtype, counts) -> Optional[np.ndarray]:
         a = np.asarray(v)
         if a.dtype != np.dtype(dtype):
             raise TypeError(f"{name} has dtype {a.dtype}; it must be {np.dtype(dtype)}, its tensor's type")
-        if a.size not in counts:
-            raise ValueError(f"{name} must hold {' or '.join(map(str, sorted(set(counts))))} elements, got {a.size}")
-        return np.ascontiguousarray(a.reshape(-1))
+        return _flat(name, a, counts)
     raise TypeError(f"{name} must be an integer or a numpy value, got {type(v).__name__}")
 
 
@@ -367,7 +370,7 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
 
     in_desc, x_raw = array_binding(input, "input")
     f_desc, w_raw = array_binding(filter, "filter")
-    qdt = lambda dt: DataType.from_numpy(dt)
+    qdt = DataType.from_numpy
     desc = QuantizedLinearConvolutionDesc(
         in_desc, _small_desc(DataType.FLOAT32, 1, 4),
         None if xzp is None else _small_desc(qdt(input.dtype), 1, 4),
@@ -376,7 +379,7 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
         None if bias is None else _small_desc(DataType.INT32, m, 4),
         _small_desc(DataType.FLOAT32, 1, 4),
         None if yzp is None else _small_desc(qdt(out_dtype), 1, 4),
-        TensorDesc(qdt(out_dtype), (1, 1, 1, 1)),   # replaced below once the sizes are known
+        None,                                       # set once the output sizes are known
         strides, dilations, start_padding, end_padding, int(group_count))
     try:
         out_sizes = desc.output_sizes()
@@ -385,8 +388,7 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
     if any(s < 1 for s in out_sizes):
         raise ValueError(f"the (dilated) kernel is larger than the padded input: output sizes {out_sizes}")
     out_desc = TensorDesc(qdt(out_dtype), out_sizes)
-    desc = QuantizedLinearConvolutionDesc(*desc.tensors()[:OUTPUT], out_desc, strides, dilations,
-                                          start_padding, end_padding, int(group_count))
+    desc = dataclasses.replace(desc, output_tensor=out_desc)
     device = device or default_device()
     op = cached_operator(device, desc)
     pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
