@@ -43,11 +43,14 @@ def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shap
     in_sizes = shape or _random_shape(rng, d2s, b)
     n, c, h, w = in_sizes
     out_sizes = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
-    in_desc, in_buf = make_tensor(rng, data_type, in_sizes, layout(in_kind, in_sizes, rng))
-    out_desc, out_buf = make_tensor(rng, data_type, out_sizes, layout(out_kind, out_sizes, rng))
+    in_strides = layout(in_kind, in_sizes, rng) if isinstance(in_kind, str) else in_kind
+    out_strides = layout(out_kind, out_sizes, rng) if isinstance(out_kind, str) else out_kind
+    in_desc, in_buf = make_tensor(rng, data_type, in_sizes, in_strides)
+    out_desc, out_buf = make_tensor(rng, data_type, out_sizes, out_strides)
     sentinel = out_buf.copy()
     args = [in_desc, out_desc, b] + ([order] if desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc) else [])
-    op = device.create_operator(desc_cls(*args))
+    desc = desc_cls(*args)
+    op = device.create_operator(desc)
     op.execute(inputs=[in_buf], outputs=[out_buf])
 
     dt = data_type.numpy_dtype
@@ -60,6 +63,7 @@ def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shap
     assert np.array_equal(bits(got), bits(expected)), case
     mask = element_mask(out_buf.size, dt.itemsize, out_sizes, out_desc.effective_strides)
     assert np.array_equal(out_buf[~mask], sentinel[~mask]), "bytes outside the output's elements changed: " + case
+    return desc
 
 
 @pytest.mark.parametrize("data_type", ALL_TYPES, ids=lambda t: t.name)
@@ -80,6 +84,36 @@ def test_strided_layouts(device, rng, data_type, kinds):
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
         for order in ORDERS:
             run_case(device, rng, desc_cls, data_type, int(rng.integers(2, 4)), order, *kinds)
+
+
+def _row_pitched(sizes, pad):
+    """NCHW strides with `pad` extra elements at the end of every row."""
+    n, c, h, w = sizes
+    return ((w + pad) * h * c, (w + pad) * h, w + pad, 1)
+
+
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
+                         ids=lambda t: t.name)
+@pytest.mark.parametrize("b", [2, 4])
+def test_bandwidth_path(device, rng, data_type, b):
+    # Shapes whose rows split into whole 16/32-byte chunks take shaders/depth_space_rows.comp;
+    # row-pitched layouts (gaps between rows that must survive) and broadcast inputs included.
+    for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
+        for order in ORDERS:
+            for w in (8, 24):
+                depth = (2, 3 * b * b, 3, w)
+                space = (2, 3, 3 * b, w * b)
+                shape = depth if d2s else space
+                out_sizes = space if d2s else depth
+                for in_kind, out_kind in (("packed", "packed"),
+                                          (_row_pitched(shape, 32), _row_pitched(out_sizes, 64))):
+                    desc = run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=shape)
+                    assert desc.kernel().shader == "depth_space_rows", desc
+            # width 5 splits into chunks only with one element per piece (K = 1)
+            shape = (1, b * b, 2, 5) if d2s else (1, 1, 2 * b, 5 * b)
+            desc = run_case(device, rng, desc_cls, data_type, b, order, "packed", "packed", shape=shape)
+            k = max(16, b * data_type.bits // 8) // (b * data_type.bits // 8)
+            assert desc.kernel().shader == ("depth_space_rows" if k == 1 else "depth_space"), desc
 
 
 @pytest.mark.parametrize("desc_cls", [dmlvk.DepthToSpaceDesc, dmlvk.SpaceToDepthDesc], ids=lambda c: c.__name__)

@@ -17,6 +17,11 @@ _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType
 _WIDE = {DataType.FLOAT64, DataType.INT64, DataType.UINT64}
 
 
+# Bandwidth path launch shape: invocations per workgroup and chunks per invocation.
+ROWS_LOCAL = 256
+ROWS_CHUNKS = 1
+
+
 def supported_types(level: FeatureLevel) -> set:
     """Spec 3.4: FP32/FP16 from 1_0, 8/16/32-bit integers from 2_1, 64-bit types from 5_0."""
     types = set(_FLOAT)
@@ -76,6 +81,35 @@ class _DepthSpaceDesc:
         out.sizes_equal(self.output_sizes(self.input_tensor.sizes), why)
 
     def kernel(self) -> Kernel:
+        return self._rows_kernel() or self._element_kernel()
+
+    def _rows_kernel(self, chunks: int = ROWS_CHUNKS) -> Optional[Kernel]:
+        """The bandwidth path (shaders/depth_space_rows.comp), or None when the layout does not
+        allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
+        into aligned pieces of K elements (4 or 8 bytes) whose BlockSize-wide interleave forms
+        aligned 16/32-byte chunks of the space-side rows."""
+        b, eb = self.block_size, self.input_tensor.element_bytes
+        space, depth = ((self.output_tensor, self.input_tensor) if self.depth_to_space
+                        else (self.input_tensor, self.output_tensor))
+        k = max(16, b * eb) // (b * eb)
+        if k * b * eb not in (16, 32) or k * eb not in (4, 8):
+            return None
+        ss, ds = space.effective_strides, depth.effective_strides
+        n, cs, hs, ws = space.sizes
+        if ss[3] != 1 or ds[3] != 1 or (ws // b) % k:
+            return None
+        if any(st % (k * b) for st in ss[:3]) or any(st % k for st in ds[:3]):
+            return None
+        cpr = ws // (k * b)
+        total = n * cs * hs * cpr
+        return Kernel(
+            shader="depth_space_rows",
+            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),
+            push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
+            count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
+
+    def _element_kernel(self) -> Kernel:
+        """The general path (shaders/depth_space.comp): any strides DirectML allows."""
         inp, out = self.input_tensor, self.output_tensor
         eb = inp.element_bytes
         out_strides = out.effective_strides

@@ -1,0 +1,124 @@
+#version 450
+// DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1), bandwidth path: both tensors have unit W stride and
+// rows aligned to whole pieces (see dmlvk/ops/depth_space.py, _rows_kernel).
+//
+// A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes (16 or 32) of one row of the space-side
+// tensor. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
+// one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
+// chunks: whole 16-byte words on the space side, whole 4/8-byte words on the depth side, so every
+// memory access is a full, aligned vector and no byte is shared between invocations.
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint ELEM_BYTES = 4;
+layout(constant_id = 2) const uint BLOCK = 2;
+layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
+layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
+layout(constant_id = 5) const uint K = 2;        // elements per piece
+layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
+
+// Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
+layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
+layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
+layout(std430, binding = 0) restrict readonly buffer Src4 { uvec4 src4[]; };
+layout(std430, binding = 1) restrict writeonly buffer Dst1 { uint dst1[]; };
+layout(std430, binding = 1) restrict writeonly buffer Dst2 { uvec2 dst2[]; };
+layout(std430, binding = 1) restrict writeonly buffer Dst4 { uvec4 dst4[]; };
+
+layout(push_constant) uniform Push {
+    uvec4 space_strides;   // element strides N, C, H of the space-side tensor (W stride is 1)
+    uvec4 depth_strides;   // element strides N, C, H of the depth-side tensor (W stride is 1)
+    uvec4 dims;            // chunks per space row, space height, space channels, total chunks
+    uint items;            // invocations in this dispatch
+    uint first;            // index of this dispatch's first invocation
+} p;
+
+const uint PB = K * ELEM_BYTES;           // piece bytes: 4 or 8
+const uint PW = PB / 4;                   // piece words
+const uint CW = PW * BLOCK;               // chunk words: 4 or 8
+const uint EPW = ELEM_BYTES >= 4 ? 1 : 4 / ELEM_BYTES;
+const uint EW = ELEM_BYTES >= 4 ? ELEM_BYTES / 4 : 1;   // words per element
+const uint EBITS = 8 * ELEM_BYTES;
+
+uint word_of(uint elem) { return ELEM_BYTES >= 4 ? elem * EW : elem / EPW; }
+
+// Element i of a word array: for sub-word types the zero-extended bits, else word w of it.
+uint get_elem(uint w0, uint w1, uint i, uint w) {   // w0/w1: the piece's two words
+    if (ELEM_BYTES >= 4) { uint idx = i * EW + w; return idx == 0 ? w0 : w1; }
+    uint word = (i / EPW) == 0 ? w0 : w1;
+    return bitfieldExtract(word, int((i % EPW) * EBITS), int(EBITS));
+}
+
+void move_chunk(uint chunk) {
+    uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
+    uint row = chunk / cpr, j = chunk - row * cpr;
+    uint hs = row % hs_size; row /= hs_size;
+    uint cs = row % cs_size;
+    uint n = row / cs_size;
+    uint bh = hs % BLOCK, h = hs / BLOCK;
+    uint space_elem = n * p.space_strides.x + cs * p.space_strides.y + hs * p.space_strides.z + j * K * BLOCK;
+    uint depth_base = n * p.depth_strides.x + h * p.depth_strides.z + j * K;
+    uint piece_word[BLOCK];
+    for (uint bw = 0; bw < BLOCK; ++bw) {
+        uint c = ORDER == 0 ? (bh * BLOCK + bw) * cs_size + cs : (cs * BLOCK + bh) * BLOCK + bw;
+        piece_word[bw] = word_of(depth_base + c * p.depth_strides.y);
+    }
+    uint cword = word_of(space_elem);
+
+    uint pw[BLOCK][2];   // pieces
+    uint cw[8];          // chunk
+    if (D2S == 1) {
+        for (uint bw = 0; bw < BLOCK; ++bw) {
+            if (PW == 1) { pw[bw][0] = src1[piece_word[bw]]; pw[bw][1] = 0; }
+            else { uvec2 v = src2[piece_word[bw] / 2]; pw[bw][0] = v.x; pw[bw][1] = v.y; }
+        }
+        // chunk element i comes from piece i % BLOCK, element i / BLOCK
+        if (ELEM_BYTES >= 4) {
+            for (uint i = 0; i < K * BLOCK; ++i)
+                for (uint w = 0; w < EW; ++w)
+                    cw[i * EW + w] = get_elem(pw[i % BLOCK][0], pw[i % BLOCK][1], i / BLOCK, w);
+        } else {
+            for (uint m = 0; m < CW; ++m) {
+                uint word = 0;
+                for (uint e = 0; e < EPW; ++e) {
+                    uint i = m * EPW + e;
+                    word = bitfieldInsert(word, get_elem(pw[i % BLOCK][0], pw[i % BLOCK][1], i / BLOCK, 0),
+                                          int(e * EBITS), int(EBITS));
+                }
+                cw[m] = word;
+            }
+        }
+        for (uint v = 0; v < CW / 4; ++v)
+            dst4[cword / 4 + v] = uvec4(cw[4 * v], cw[4 * v + 1], cw[4 * v + 2], cw[4 * v + 3]);
+    } else {
+        for (uint v = 0; v < CW / 4; ++v) {
+            uvec4 x = src4[cword / 4 + v];
+            cw[4 * v] = x.x; cw[4 * v + 1] = x.y; cw[4 * v + 2] = x.z; cw[4 * v + 3] = x.w;
+        }
+        // piece bw element k is chunk element k * BLOCK + bw
+        for (uint bw = 0; bw < BLOCK; ++bw) {
+            uint out_w[2] = uint[2](0, 0);
+            if (ELEM_BYTES >= 4) {
+                for (uint k = 0; k < K; ++k)
+                    for (uint w = 0; w < EW; ++w)
+                        out_w[k * EW + w] = cw[(k * BLOCK + bw) * EW + w];
+            } else {
+                for (uint k = 0; k < K; ++k) {
+                    uint i = k * BLOCK + bw;
+                    uint v = bitfieldExtract(cw[i / EPW], int((i % EPW) * EBITS), int(EBITS));
+                    out_w[k / EPW] = bitfieldInsert(out_w[k / EPW], v, int((k % EPW) * EBITS), int(EBITS));
+                }
+            }
+            if (PW == 1) dst1[piece_word[bw]] = out_w[0];
+            else dst2[piece_word[bw] / 2] = uvec2(out_w[0], out_w[1]);
+        }
+    }
+}
+
+void main() {
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
+    for (uint c = 0; c < CHUNKS; ++c) {
+        uint chunk = base + c * gl_WorkGroupSize.x;
+        if (chunk < p.dims.w) move_chunk(chunk);
+    }
+}
