@@ -1,4 +1,4 @@
-"""Command line: python -m dmlvk {devices,demo}."""
+"""Command line: python -m dmlvk {devices,demo,bench}."""
 from __future__ import annotations
 
 import argparse
@@ -69,9 +69,19 @@ def cmd_demo(args) -> int:
     return 1 if failures else 0
 
 
+# Subcommands with their own argument parsers (python -m dmlvk NAME --help).
+_DELEGATED = {"bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers")}
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _DELEGATED:
+        import importlib
+        return importlib.import_module(_DELEGATED[argv[0]][0]).main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m dmlvk", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    for name, (_, help_text) in _DELEGATED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     sub.add_parser("devices", help="list Vulkan devices and their limits").set_defaults(fn=cmd_devices)
     p = sub.add_parser("demo", help="run DirectML's documented examples on a device")
     p.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")

@@ -115,6 +115,32 @@ class CompiledOperator:
 
         self._run(bindings + self._internal_bindings(bindings))
 
+    def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10) -> List[float]:
+        """GPU seconds of each of `repeats` back-to-back executions (timestamps around the
+        dispatches; host transfers are not included). Bindings as for execute(); the outputs
+        hold the result afterwards if they are dmlvk.Buffers."""
+        if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+            raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+        self.execute(inputs, outputs)          # checks the bindings and stages host arrays
+        bindings = list(inputs) + list(outputs)
+        return self.device.time(self._kernels, self._tensors(bindings + self._internal_bindings(bindings)),
+                                repeats)
+
+    def _tensors(self, bindings: list) -> list:
+        """The kp tensors the kernels read: a binding's Buffer, OWNED_BY_DML snapshot or staging."""
+        used = {s for k in self._kernels for s in k.slots}
+        out = []
+        for slot, b in enumerate(bindings):
+            if slot not in used:
+                out.append(None)
+            elif b is None:
+                out.append(self._owned[slot]._tensor)
+            elif isinstance(b, Buffer):
+                out.append(b._tensor)
+            else:
+                out.append(self._staging[slot])
+        return out
+
     def _internal_bindings(self, bindings: list) -> list:
         """Extra buffers the kernels read after the operator's own bindings (none by default)."""
         return []
@@ -165,8 +191,7 @@ class CompiledOperator:
             seq.record(kp.OpTensorSyncDevice(list(uploads)))
         keep = []
         for k in self._kernels:
-            bound = [tensors[s] for s in k.slots]
-            for algo, push in self.device.algorithms(k, bound):
+            for algo, push in self.device.algorithms(k, [tensors[s] for s in k.slots]):
                 seq.record(kp.OpAlgoDispatch(algo, push))
                 keep.append(algo)
         if downloads:

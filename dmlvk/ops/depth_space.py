@@ -83,7 +83,7 @@ class _DepthSpaceDesc:
     def kernel(self) -> Kernel:
         return self._rows_kernel() or self._element_kernel()
 
-    def _rows_kernel(self, chunks: int = ROWS_CHUNKS) -> Optional[Kernel]:
+    def _rows_kernel(self) -> Optional[Kernel]:
         """The bandwidth path (shaders/depth_space_rows.comp), or None when the layout does not
         allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
         into aligned pieces of K elements (4 or 8 bytes) whose BlockSize-wide interleave forms
@@ -102,6 +102,7 @@ class _DepthSpaceDesc:
             return None
         cpr = ws // (k * b)
         total = n * cs * hs * cpr
+        chunks = ROWS_CHUNKS
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),

@@ -329,6 +329,20 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
     numpy values of their tensor's dtype (a Python int takes the input's or filter's dtype), or
     None; bias: None or M int32 values. The output dtype is output_zero_point's when that is a
     numpy value, else output_dtype. Returns the NCHW output."""
+    op, inputs, out, finish = prepare_call(
+        input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point, bias,
+        output_scale, output_zero_point, strides=strides, dilations=dilations,
+        start_padding=start_padding, end_padding=end_padding, group_count=group_count,
+        output_dtype=output_dtype, device=device)
+    op.execute(inputs=inputs, outputs=[out])
+    return finish()
+
+
+def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point,
+                 bias, output_scale, output_zero_point, *, strides, dilations, start_padding,
+                 end_padding, group_count, output_dtype, device):
+    """quantized_linear_convolution's arguments as (operator, input bindings, output binding,
+    a function returning the output array once the operator has run)."""
     for name, a in (("input", input), ("filter", filter)):
         if not isinstance(a, np.ndarray):
             raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
@@ -393,6 +407,5 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
     op = cached_operator(device, desc)
     pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
     out = np.empty(out_desc.total_bytes, np.uint8)
-    op.execute(inputs=[x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)],
-               outputs=[out])
-    return out[:out_desc.element_count].view(out_dtype).reshape(out_sizes)
+    inputs = [x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)]
+    return op, inputs, out, lambda: out[:out_desc.element_count].view(out_dtype).reshape(out_sizes)

@@ -152,6 +152,23 @@ class Device:
     def sequence(self, timestamps: int = 0):
         return self._mgr.sequence(total_timestamps=timestamps)
 
+    def time(self, kernels: Sequence[Kernel], tensors: Sequence, repeats: int) -> List[float]:
+        """GPU seconds of each of `repeats` back-to-back runs of the kernels over kp tensors
+        (tensors[i] is the operator binding i; a kernel's slots pick its bindings)."""
+        dispatches = []
+        for k in kernels:
+            dispatches += self.algorithms(k, [tensors[s] for s in k.slots])
+        seq = self.sequence(timestamps=repeats * len(dispatches) + 1)
+        for _ in range(repeats):
+            for algo, push in dispatches:
+                seq.record(kp.OpAlgoDispatch(algo, push))
+        seq.eval()
+        # Kompute writes a timestamp before the first operation and after each one.
+        ticks = np.array(seq.get_timestamps(), dtype=np.float64)
+        per_op = np.diff(ticks) * self.info.timestamp_period * 1e-9
+        n = len(dispatches)
+        return [float(per_op[i * n:(i + 1) * n].sum()) for i in range(repeats)]
+
 
 def host_bytes(a, what: str, writable: bool = False) -> np.ndarray:
     """The bytes of a contiguous numpy array, as a flat uint8 view (no copy)."""

@@ -19,7 +19,7 @@ _U32 = ctypes.c_uint32
 
 
 class _Limits(ctypes.Structure):
-    # The head of VkPhysicalDeviceLimits, up to the compute work-group limits.
+    # The head of VkPhysicalDeviceLimits, up to timestampPeriod.
     _fields_ = [(n, _U32) for n in (
         "maxImageDimension1D", "maxImageDimension2D", "maxImageDimension3D", "maxImageDimensionCube",
         "maxImageArrayLayers", "maxTexelBufferElements", "maxUniformBufferRange",
@@ -44,7 +44,24 @@ class _Limits(ctypes.Structure):
         "maxFragmentOutputAttachments", "maxFragmentDualSrcAttachments",
         "maxFragmentCombinedOutputResources", "maxComputeSharedMemorySize")] + [
         ("maxComputeWorkGroupCount", _U32 * 3), ("maxComputeWorkGroupInvocations", _U32),
-        ("maxComputeWorkGroupSize", _U32 * 3)]
+        ("maxComputeWorkGroupSize", _U32 * 3)] + [(n, _U32) for n in (
+        "subPixelPrecisionBits", "subTexelPrecisionBits", "mipmapPrecisionBits",
+        "maxDrawIndexedIndexValue", "maxDrawIndirectCount")] + [
+        ("maxSamplerLodBias", ctypes.c_float), ("maxSamplerAnisotropy", ctypes.c_float),
+        ("maxViewports", _U32), ("maxViewportDimensions", _U32 * 2),
+        ("viewportBoundsRange", ctypes.c_float * 2), ("viewportSubPixelBits", _U32),
+        ("minMemoryMapAlignment", ctypes.c_size_t), ("minTexelBufferOffsetAlignment", ctypes.c_uint64),
+        ("minUniformBufferOffsetAlignment", ctypes.c_uint64),
+        ("minStorageBufferOffsetAlignment", ctypes.c_uint64), ("minTexelOffset", ctypes.c_int32),
+        ("maxTexelOffset", _U32), ("minTexelGatherOffset", ctypes.c_int32), ("maxTexelGatherOffset", _U32),
+        ("minInterpolationOffset", ctypes.c_float), ("maxInterpolationOffset", ctypes.c_float)] + [
+        (n, _U32) for n in (
+        "subPixelInterpolationOffsetBits", "maxFramebufferWidth", "maxFramebufferHeight",
+        "maxFramebufferLayers", "framebufferColorSampleCounts", "framebufferDepthSampleCounts",
+        "framebufferStencilSampleCounts", "framebufferNoAttachmentsSampleCounts", "maxColorAttachments",
+        "sampledImageColorSampleCounts", "sampledImageIntegerSampleCounts", "sampledImageDepthSampleCounts",
+        "sampledImageStencilSampleCounts", "storageImageSampleCounts", "maxSampleMaskWords",
+        "timestampComputeAndGraphics")] + [("timestampPeriod", ctypes.c_float)]
 
 
 class _Properties(ctypes.Structure):
@@ -101,6 +118,7 @@ class PhysicalDeviceInfo:
     max_compute_work_group_count: tuple
     max_compute_work_group_invocations: int
     subgroup_size: int
+    timestamp_period: float      # nanoseconds per GPU timestamp tick
 
 
 def _version(v: int) -> str:
@@ -151,7 +169,7 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
                 max_compute_shared_memory_size=lim.maxComputeSharedMemorySize,
                 max_compute_work_group_count=tuple(lim.maxComputeWorkGroupCount),
                 max_compute_work_group_invocations=lim.maxComputeWorkGroupInvocations,
-                subgroup_size=subgroup.subgroupSize))
+                subgroup_size=subgroup.subgroupSize, timestamp_period=float(lim.timestampPeriod)))
         return out
     finally:
         vk.vkDestroyInstance.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

@@ -1,0 +1,495 @@
+"""Benchmark harness: dmlvk's operators against the device's own copy bandwidth and against the
+peers users would otherwise pick (each peer in its own process: see dmlvk/bench_peers.py).
+
+    python -m dmlvk bench [--device N] [--out DIR] [--sizes MiB,...] [--repeats R] [--no-peers]
+
+Writes DIR/bench-<device>.json (every figure), DIR/bench-<device>.md (tables) and, when matplotlib
+is installed, DIR/bench-<device>-*.png (charts). Kernel times are GPU timestamps around the
+dispatches (median and spread over R back-to-back runs); per-call figures are wall clock."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import numpy as np
+
+from .enums import DataType, DepthSpaceOrder
+from .runtime.device import Device, Kernel
+from .tensor import TensorDesc
+
+MiB = 1 << 20
+COPY_LOCAL, COPY_CHUNKS = 256, 1
+
+ELEMENT_TYPES = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.FLOAT64}
+
+# Quantized convolution layers: name, N, C, H, W, M, KH, KW, stride, pad, groups.
+CONV_LAYERS = [
+    ("ResNet-50 3x3 256->256 14x14", 32, 256, 14, 14, 256, 3, 3, 1, 1, 1),
+    ("ResNet-50 1x1 1024->256 14x14", 32, 1024, 14, 14, 256, 1, 1, 1, 0, 1),
+    ("ResNet-50 3x3 64->64 56x56", 32, 64, 56, 56, 64, 3, 3, 1, 1, 1),
+    ("MobileNetV2 dw 3x3 144 56x56", 32, 144, 56, 56, 144, 3, 3, 1, 1, 144),
+]
+
+
+def conv_layers(batches=(32, 1)):
+    for name, n, *rest in CONV_LAYERS:
+        for b in batches:
+            yield (f"{name} batch {b}", b, *rest)
+
+
+def conv_ops(layer) -> int:
+    """2 operations per multiply-add."""
+    _, n, c, h, w, m, kh, kw, s, pad, g = layer
+    oh, ow = (h + 2 * pad - kh) // s + 1, (w + 2 * pad - kw) // s + 1
+    return 2 * n * m * oh * ow * (c // g) * kh * kw
+
+
+def stats(seconds: List[float]) -> dict:
+    a = np.array(seconds)
+    return {"median_s": float(np.median(a)), "min_s": float(a.min()), "max_s": float(a.max()),
+            "p25_s": float(np.percentile(a, 25)), "p75_s": float(np.percentile(a, 75)), "runs": len(a)}
+
+
+class Progress:
+    """One line on the terminal: label, bar, count."""
+
+    def __init__(self, total: int, label: str, stream=sys.stderr):
+        self.total, self.done, self.label, self.stream = max(total, 1), 0, label, stream
+        self.tty = stream.isatty()
+
+    def step(self, what: str = "") -> None:
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / self.total)
+        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {what}"
+        if self.tty:
+            self.stream.write("\r" + line[:118].ljust(118))
+            if self.done >= self.total:
+                self.stream.write("\n")
+        elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+# ---- dmlvk measurements -------------------------------------------------------------------------
+
+def copy_seconds(device: Device, nbytes: int, repeats: int, buffers) -> dict:
+    vectors = nbytes // 16
+    kernel = Kernel(shader="copy", spec=(COPY_CHUNKS,), push=(vectors,), count=-(-vectors // COPY_CHUNKS),
+                    slots=(0, 1), local_size=COPY_LOCAL)
+    src, dst = buffers
+    device.time([kernel], [src._tensor, dst._tensor], 3)           # warm-up
+    return stats(device.time([kernel], [src._tensor, dst._tensor], repeats))
+
+
+def depth_space_cases(sizes_bytes, extra=True):
+    """(label, d2s, data type, block, order, depth-side sizes, strides kind) per case."""
+    for nbytes in sizes_bytes:
+        for eb, dt in ELEMENT_TYPES.items():
+            for d2s in (True, False):
+                for order in DepthSpaceOrder:
+                    for b in (2, 4):
+                        w = 1024
+                        h = nbytes // (64 * eb * w)
+                        yield (f"{nbytes // MiB} MiB", d2s, dt, b, order, (1, 64, h, w), "packed")
+    if extra:
+        for dt in (DataType.FLOAT32, DataType.UINT8):
+            for d2s in (True, False):
+                for order in DepthSpaceOrder:
+                    yield ("1x64x540x960", d2s, dt, 2, order, (1, 64, 540, 960), "packed")
+        for d2s in (True, False):
+            yield ("NHWC 1x64x256x1024", d2s, DataType.FLOAT32, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW,
+                   (1, 64, 256, 1024), "nhwc")
+
+
+def _nhwc(sizes):
+    n, c, h, w = sizes
+    return (h * w * c, 1, w * c, c)
+
+
+def depth_space_desc(case):
+    from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
+    _, d2s, dt, b, order, depth, kind = case
+    n, c, h, w = depth
+    space = (n, c // (b * b), h * b, w * b)
+    ins, outs = (depth, space) if d2s else (space, depth)
+    st = (lambda s: _nhwc(s)) if kind == "nhwc" else (lambda s: None)
+    cls = DepthToSpace1Desc if d2s else SpaceToDepth1Desc
+    return cls(TensorDesc(dt, ins, st(ins)), TensorDesc(dt, outs, st(outs)), b, order)
+
+
+def measure_depth_space(device: Device, cases, repeats: int, progress: Progress, check: bool) -> list:
+    rows = []
+    buffers = {}
+    copies = {}
+    for case in cases:
+        desc = depth_space_desc(case)
+        nbytes = desc.input_tensor.total_bytes
+        key = nbytes
+        if key not in buffers:
+            buffers.clear()        # one pair of buffers alive at a time
+            buffers[key] = (device.buffer(nbytes), device.buffer(desc.output_tensor.total_bytes))
+            rng = np.random.default_rng(nbytes)
+            buffers[key][0].write(rng.integers(0, 256, nbytes, dtype=np.uint8))
+        src, dst = buffers[key]
+        if nbytes not in copies:
+            copies[nbytes] = copy_seconds(device, nbytes - nbytes % 16, repeats, (src, dst))
+        op = device.create_operator(desc)
+        op.time([src], [dst], 2)                                      # warm-up
+        t = stats(op.time([src], [dst], repeats))
+        if check and (nbytes <= 64 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
+            _check_depth_space(desc, src, dst)
+        host_s = None
+        if case[2].bits == 32 and case[6] == "packed" and nbytes <= 64 * MiB:
+            # host to host, as ncnn's Python API measures: staging copies and transfers included
+            x = np.zeros(desc.input_tensor.sizes, np.float32)
+            y = np.empty(desc.output_tensor.sizes, np.float32)
+            host_s = float(np.median([_wall(lambda: op.execute([x], [y])) for _ in range(5)]))
+        moved = 2 * nbytes
+        copy = copies[nbytes]
+        rows.append({
+            "case": case[0], "op": "DEPTH_TO_SPACE1" if case[1] else "SPACE_TO_DEPTH1",
+            "data_type": case[2].dml_name, "element_bytes": case[2].bits // 8, "block": case[3],
+            "order": case[4].name, "input_sizes": list(desc.input_tensor.sizes), "layout": case[6],
+            "bytes": nbytes, "shader": desc.kernel().shader, **t, "host_to_host_s": host_s,
+            "gbps": moved / t["median_s"] / 1e9,
+            "copy_gbps": 2 * (nbytes - nbytes % 16) / copy["median_s"] / 1e9,
+        })
+        rows[-1]["pct_of_copy"] = 100 * rows[-1]["gbps"] / rows[-1]["copy_gbps"]
+        progress.step(f"{rows[-1]['op']} {case[0]} {case[2].name}")
+    return rows
+
+
+def _wall(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _check_depth_space(desc, src, dst) -> None:
+    """The benchmarked output against dmlvk.reference (packed layouts only)."""
+    from . import reference
+    if desc.input_tensor.strides is not None:
+        return
+    dt = desc.input_tensor.data_type.numpy_dtype
+    x = src.numpy(dt, desc.input_tensor.sizes)
+    fn = reference.depth_to_space if desc.depth_to_space else reference.space_to_depth
+    want = fn(x, desc.block_size, desc._order)
+    got = dst.numpy(dt, desc.output_tensor.sizes)
+    if not np.array_equal(got.view(np.uint8), want.view(np.uint8)):
+        raise AssertionError(f"benchmark output differs from the reference: {desc}")
+
+
+def conv_arguments(layer, seed: int = 0):
+    """numpy arguments of dmlvk.quantized_linear_convolution for a layer: u8 input, s8 filter,
+    per-channel filter scales, int32 bias, u8 output."""
+    _, n, c, h, w, m, kh, kw, s, pad, g = layer
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, (n, c, h, w), dtype=np.uint8)
+    wt = rng.integers(-128, 128, (m, c // g, kh, kw), dtype=np.int8)
+    ws = rng.uniform(0.001, 0.01, m).astype(np.float32)
+    bias = rng.integers(-1000, 1000, m, dtype=np.int32)
+    args = (x, np.float32(0.02), np.uint8(128), wt, ws, np.int8(0), bias, np.float32(0.5), np.uint8(100))
+    kw_args = dict(strides=(s, s), dilations=(1, 1), start_padding=(pad, pad), end_padding=(pad, pad),
+                   group_count=g)
+    return args, kw_args
+
+
+def measure_conv(device: Device, repeats: int, progress: Progress, check: bool, batches) -> list:
+    from . import reference
+    from .ops.quantized_conv import prepare_call
+    rows = []
+    for layer in conv_layers(batches):
+        args, kwargs = conv_arguments(layer)
+        op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=None, device=device)
+        op.time(inputs, [out], 1)                                      # warm-up
+        t = stats(op.time(inputs, [out], repeats))
+        if check:
+            want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
+            if not np.array_equal(finish(), want):
+                raise AssertionError(f"benchmark output differs from the reference: {layer[0]}")
+        ops = conv_ops(layer)
+        rows.append({"layer": layer[0], "shape": list(layer[1:]), "ops": ops, **t,
+                     "tops": ops / t["median_s"] / 1e12,
+                     "shader": op._kernels[0].shader})
+        progress.step(layer[0])
+    return rows
+
+
+def measure_overhead(device: Device, calls: int) -> dict:
+    """Wall-clock microseconds per call on tiny tensors."""
+    from .ops.depth_space import DepthToSpace1Desc, depth_to_space
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+    desc = DepthToSpace1Desc(TensorDesc(DataType.FLOAT32, (1, 4, 2, 2)), TensorDesc(DataType.FLOAT32, (1, 1, 4, 4)),
+                             2, DepthSpaceOrder.DEPTH_COLUMN_ROW)
+    op = device.create_operator(desc)
+    src, dst = device.upload(x), device.buffer(64)
+    out = np.empty((1, 1, 4, 4), np.float32)
+
+    def per_call(fn: Callable) -> float:
+        for _ in range(10):
+            fn()
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            samples.append((time.perf_counter() - t0) / calls * 1e6)
+        return float(np.median(samples))
+
+    gpu = stats(op.time([src], [dst], 50))
+    return {
+        "numpy_call_us": per_call(lambda: depth_to_space(x, 2, device=device)),
+        "host_arrays_us": per_call(lambda: op.execute([x], [out])),
+        "device_buffers_us": per_call(lambda: op.execute([src], [dst])),
+        "kernel_us": gpu["median_s"] * 1e6,
+    }
+
+
+# ---- peers --------------------------------------------------------------------------------------
+
+def run_peer(peer: str, spec: dict, timeout: int = 900) -> dict:
+    """Run dmlvk/bench_peers.py for one peer in its own process; {'skipped': why} if unavailable."""
+    cmd = [sys.executable, "-m", "dmlvk.bench_peers", peer, json.dumps(spec)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"{peer} timed out after {timeout} s"}
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"skipped": f"{peer} failed: {tail}"}
+    return json.loads(lines[-1])
+
+
+# ---- output ---------------------------------------------------------------------------------------
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
+
+
+def markdown(result: dict) -> str:
+    dev = result["device"]
+    out = [f"# dmlvk benchmark: {dev['name']}", "",
+           f"{result['date']}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
+           f"dmlvk timestamps over {result['repeats']} runs (median). Bytes moved = read + write.", ""]
+    ds = result["depth_space"]
+    if ds:
+        out += ["## Depth/space against the same-run uvec4 copy", "",
+                "| case | operator | type | B | order | GB/s | copy GB/s | % of copy | torch GB/s | dmlvk / torch |",
+                "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in ds:
+            tg = r.get("torch_gbps")
+            torch_cols = "| |" if tg is None else f"{tg:.0f} | {r['gbps'] / tg:.2f} |"
+            out.append(f"| {r['case']}{' (NHWC)' if r['layout'] == 'nhwc' else ''} | {r['op']} | "
+                       f"{r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} | {r['block']} | {r['order']} | "
+                       f"{r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | " + torch_cols)
+        out.append("")
+    cv = result["conv"]
+    if cv:
+        out += ["## Quantized convolution (u8 input, s8 filter, per-channel scales)", "",
+                "| layer | dmlvk ms | dmlvk TOPS | peers (TOPS) |", "| --- | ---: | ---: | --- |"]
+        for r in cv:
+            peers = ", ".join(f"{k} {_sig(v)} (dmlvk {_sig(r['tops'] / v)}x)" for k, v in r.get("peers", {}).items())
+            out.append(f"| {r['layer']} | {r['median_s'] * 1e3:.3f} | {_sig(r['tops'])} | {peers} |")
+        out.append("")
+    hh = [r for r in ds if r.get("ncnn_host_to_host_s") and r.get("host_to_host_s")]
+    if hh:
+        out += ["## Host to host against ncnn's Vulkan layers (float32, wall clock, transfers included)", "",
+                "| case | operator | B | order | dmlvk ms | ncnn ms | ncnn / dmlvk |",
+                "| --- | --- | --- | --- | ---: | ---: | ---: |"]
+        for r in hh:
+            a, b = r["host_to_host_s"], r["ncnn_host_to_host_s"]
+            out.append(f"| {r['case']} | {r['op']} | {r['block']} | {r['order']} | {a * 1e3:.2f} | "
+                       f"{b * 1e3:.2f} | {b / a:.2f} |")
+        out.append("")
+    ov = result.get("overhead")
+    if ov:
+        out += ["## Per-call overhead (wall clock, tiny tensor)", "",
+                "| path | microseconds |", "| --- | ---: |",
+                f"| numpy-level `depth_to_space` | {ov['numpy_call_us']:.0f} |",
+                f"| pre-created operator, host arrays | {ov['host_arrays_us']:.0f} |",
+                f"| pre-created operator, device buffers | {ov['device_buffers_us']:.0f} |",
+                f"| the kernel itself (GPU timestamps) | {ov['kernel_us']:.1f} |", ""]
+    skipped = result.get("peers_skipped", [])
+    if skipped:
+        out += ["## Peers not measured", ""] + [f"- {s}" for s in skipped] + [""]
+    return "\n".join(out)
+
+
+def _sig(v: float) -> str:
+    """Three significant figures."""
+    return f"{v:.3g}"
+
+
+def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
+    """PNG charts; none (and a line on stderr) without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no charts", file=sys.stderr)
+        return []
+    made = []
+    ds = [r for r in result["depth_space"] if r["case"].endswith("MiB")]
+    if ds:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+        for ax, op in zip(axes, ("DEPTH_TO_SPACE1", "SPACE_TO_DEPTH1")):
+            sizes = sorted({r["bytes"] for r in ds})
+            copy = [np.median([r["copy_gbps"] for r in ds if r["bytes"] == s]) for s in sizes]
+            ax.plot([s / MiB for s in sizes], copy, "k--", label="uvec4 copy")
+            for eb in sorted({r["element_bytes"] for r in ds}):
+                g = [min(r["gbps"] for r in ds if r["bytes"] == s and r["element_bytes"] == eb and r["op"] == op)
+                     for s in sizes]
+                ax.plot([s / MiB for s in sizes], g, "o-", label=f"{eb}-byte (worst of order, block)")
+            tp = [r for r in ds if r["op"] == op and r.get("torch_gbps") and r["order"] == "COLUMN_ROW_DEPTH"
+                  and r["block"] == 2]
+            for eb in sorted({r["element_bytes"] for r in tp}):
+                pts = sorted((r["bytes"], r["torch_gbps"]) for r in tp if r["element_bytes"] == eb)
+                ax.plot([p[0] / MiB for p in pts], [p[1] for p in pts], "x:", label=f"torch {eb}-byte CRD B=2")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("tensor size (MiB)")
+            ax.set_title(op)
+            ax.grid(alpha=0.3)
+        axes[0].set_ylabel("GB/s (read + write)")
+        axes[1].legend(fontsize=7)
+        fig.suptitle(f"dmlvk depth/space on {result['device']['name']} ({result['date'][:10]})")
+        fig.tight_layout()
+        path = out_dir / f"{stem}-depth-space.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(path)
+    cv = result["conv"]
+    if cv:
+        names = [r["layer"] for r in cv]
+        series = {"dmlvk": [r["tops"] for r in cv]}
+        for r in cv:
+            for k in r.get("peers", {}):
+                series.setdefault(k, [None] * len(cv))
+        for i, r in enumerate(cv):
+            for k, v in r.get("peers", {}).items():
+                series[k][i] = v
+        fig, ax = plt.subplots(figsize=(11, 4.5))
+        width = 0.8 / len(series)
+        for j, (k, vals) in enumerate(series.items()):
+            xs = [i + j * width for i, v in enumerate(vals) if v is not None]
+            ax.bar(xs, [v for v in vals if v is not None], width, label=k)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
+        ax.set_xticklabels([n.replace(" batch", "\nbatch") for n in names], fontsize=6.5, rotation=20)
+        ax.set_ylabel("TOPS (2 ops per multiply-add)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+        ax.set_title(f"Quantized convolution on {result['device']['name']} ({result['date'][:10]})")
+        fig.tight_layout()
+        path = out_dir / f"{stem}-conv.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(path)
+    return made
+
+
+def write_outputs(result: dict, out_dir: Path) -> List[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"bench-{slug(result['device']['name'])}"
+    js = out_dir / f"{stem}.json"
+    js.write_text(json.dumps(result, indent=1))
+    md = out_dir / f"{stem}.md"
+    md.write_text(markdown(result))
+    return [js, md] + charts(result, out_dir, stem)
+
+
+# ---- driver -------------------------------------------------------------------------------------
+
+def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches) -> dict:
+    info = device.info
+    sizes = [int(s * MiB) for s in sizes_mib]
+    cases = list(depth_space_cases(sizes, extra=max(sizes) >= 64 * MiB))
+    layers = list(conv_layers(conv_batches))
+    progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
+    result = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
+                   "api_version": info.api_version, "index": device.index},
+        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        "repeats": repeats,
+        "depth_space": measure_depth_space(device, cases, repeats, progress, check),
+        "conv": measure_conv(device, repeats, progress, check, conv_batches),
+        "overhead": measure_overhead(device, 200),
+        "peers_skipped": [],
+    }
+    if peers:
+        add_peers(result, sizes, conv_batches)
+    return result
+
+
+def add_peers(result: dict, sizes, conv_batches) -> None:
+    skipped = result["peers_skipped"]
+    ds_spec = [{"bytes": r["bytes"], "eb": r["element_bytes"], "op": r["op"], "order": r["order"],
+                "block": r["block"], "input_sizes": r["input_sizes"]}
+               for r in result["depth_space"] if r["layout"] == "packed"]
+    conv_spec = [{"layer": name, "shape": list(rest)} for name, *rest in conv_layers(conv_batches)]
+    torch_res = run_peer("torch", {"depth_space": ds_spec, "conv": conv_spec})
+    if "skipped" in torch_res:
+        skipped.append(torch_res["skipped"])
+    else:
+        for r, t in zip([r for r in result["depth_space"] if r["layout"] == "packed"], torch_res["depth_space"]):
+            if t is not None:
+                r["torch_gbps"] = 2 * r["bytes"] / t / 1e9
+        _merge_conv(result, torch_res["conv"])
+    ort = run_peer("onnxruntime", {"conv": conv_spec})
+    if "skipped" in ort:
+        skipped.append(ort["skipped"])
+    else:
+        _merge_conv(result, ort["conv"])
+    ncnn = run_peer("ncnn", {"depth_space": ds_spec})
+    if "skipped" in ncnn:
+        skipped.append(ncnn["skipped"])
+    else:
+        for r, t in zip([r for r in result["depth_space"] if r["layout"] == "packed"], ncnn["depth_space"]):
+            if t is not None:
+                r["ncnn_host_to_host_s"] = t
+
+
+def _merge_conv(result: dict, peer_rows: list) -> None:
+    for r, peer in zip(result["conv"], peer_rows):
+        for name, seconds in peer.items():
+            if seconds:
+                r.setdefault("peers", {})[name] = r["ops"] / seconds / 1e12
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m dmlvk bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", type=int, default=None, help="Vulkan device index (default: $DMLVK_DEVICE or 0)")
+    ap.add_argument("--out", default="benchmarks", help="output folder (default: benchmarks)")
+    ap.add_argument("--sizes", default=None,
+                    help="depth/space tensor sizes in MiB, comma-separated (default 1,64,1024 on GPUs, 1,16 on CPU devices)")
+    ap.add_argument("--repeats", type=int, default=10, help="timed runs per case (default 10)")
+    ap.add_argument("--conv-batches", default=None, help="convolution batch sizes (default 32,1 on GPUs, 1 on CPU devices)")
+    ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
+    ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
+    a = ap.parse_args(argv)
+    if a.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    device = Device(a.device)
+    cpu = device.info.device_type == "CPU"
+    try:
+        sizes = [float(s) for s in (a.sizes or ("1,16" if cpu else "1,64,1024")).split(",")]
+        batches = [int(s) for s in (a.conv_batches or ("1" if cpu else "32,1")).split(",")]
+    except ValueError:
+        ap.error("--sizes and --conv-batches take comma-separated numbers")
+    if any(s <= 0 for s in sizes) or any(b < 1 for b in batches):
+        ap.error("sizes and batches must be positive")
+    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches)
+    for p in write_outputs(result, Path(a.out)):
+        print(p)
+    return 0

@@ -1,0 +1,189 @@
+"""Peer measurements for dmlvk.bench, one peer per process (importing torch next to Kompute has
+crashed): python -m dmlvk.bench_peers PEER JSON-SPEC. Prints one JSON line; exits non-zero with a
+reason on stderr when the peer is not installed or has no device."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+TORCH_DTYPES = {1: "uint8", 2: "float16", 4: "float32", 8: "float64"}
+
+
+def _median_wall(fn, repeats: int, warm: int = 2) -> float:
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def _out_hw(shape):
+    n, c, h, w, m, kh, kw, s, pad, g = shape
+    return (h + 2 * pad - kh) // s + 1, (w + 2 * pad - kw) // s + 1
+
+
+# ---- PyTorch on CUDA ----------------------------------------------------------------------------
+
+def torch_peer(spec: dict) -> dict:
+    import torch
+    import torch.nn.functional as F
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch has no CUDA device")
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+
+    def cuda_time(fn, repeats=10) -> float:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(repeats):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) * 1e-3)
+        return float(np.median(ts))
+
+    ds = []
+    for c in spec.get("depth_space", []):
+        n, ch, h, w = c["input_sizes"]
+        b = c["block"]
+        dt = getattr(torch, TORCH_DTYPES[c["eb"]])
+        x = torch.zeros((n, ch, h, w), dtype=dt, device=dev)
+        if c["op"] == "DEPTH_TO_SPACE1":
+            if c["order"] == "COLUMN_ROW_DEPTH":
+                fn = lambda: F.pixel_shuffle(x, b)
+            else:
+                fn = lambda: x.view(n, b, b, ch // (b * b), h, w).permute(0, 3, 4, 1, 5, 2).reshape(
+                    n, ch // (b * b), h * b, w * b)
+        else:
+            if c["order"] == "COLUMN_ROW_DEPTH":
+                fn = lambda: F.pixel_unshuffle(x, b)
+            else:
+                fn = lambda: x.view(n, ch, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4).reshape(
+                    n, ch * b * b, h // b, w // b)
+        ds.append(cuda_time(fn))
+        del x
+        torch.cuda.empty_cache()
+
+    conv = []
+    for c in spec.get("conv", []):
+        n, ch, h, w, m, kh, kw, s, pad, g = c["shape"]
+        row = {}
+        x = torch.randn((n, ch, h, w), dtype=torch.float16, device=dev).to(memory_format=torch.channels_last)
+        wt = torch.randn((m, ch // g, kh, kw), dtype=torch.float16, device=dev).to(memory_format=torch.channels_last)
+        row["cuDNN fp16"] = cuda_time(lambda: F.conv2d(x, wt, stride=s, padding=pad, groups=g))
+        oh, ow = _out_hw(c["shape"])
+        mm, kk = n * oh * ow, ch * kh * kw
+        if g == 1 and mm > 16 and kk % 8 == 0 and m % 8 == 0:
+            a = torch.randint(-128, 127, (mm, kk), dtype=torch.int8, device=dev)
+            bm = torch.randint(-128, 127, (m, kk), dtype=torch.int8, device=dev).t()
+            row["int8 GEMM (torch._int_mm)"] = cuda_time(lambda: torch._int_mm(a, bm))
+        conv.append(row)
+        torch.cuda.empty_cache()
+    return {"peer": "torch " + torch.__version__, "device": torch.cuda.get_device_name(),
+            "depth_space": ds, "conv": conv}
+
+
+# ---- ONNX Runtime CPU QLinearConv ----------------------------------------------------------------
+
+def onnxruntime_peer(spec: dict) -> dict:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    conv = []
+    rng = np.random.default_rng(0)
+    for c in spec.get("conv", []):
+        n, ch, h, w, m, kh, kw, s, pad, g = c["shape"]
+        oh, ow = _out_hw(c["shape"])
+        wt = rng.integers(-64, 64, (m, ch // g, kh, kw), dtype=np.int8)
+        inits = [numpy_helper.from_array(a, name) for a, name in (
+            (np.array(0.02, np.float32), "xs"), (np.array(128, np.uint8), "xz"), (wt, "w"),
+            (rng.uniform(0.001, 0.01, m).astype(np.float32), "ws"), (np.zeros(m, np.int8), "wz"),
+            (np.array(0.5, np.float32), "ys"), (np.array(100, np.uint8), "yz"),
+            (rng.integers(-1000, 1000, m, dtype=np.int32), "b"))]
+        node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                                strides=[s, s], pads=[pad] * 4, group=g)
+        graph = helper.make_graph([node], "qconv", [helper.make_tensor_value_info("x", TensorProto.UINT8, [n, ch, h, w])],
+                                  [helper.make_tensor_value_info("y", TensorProto.UINT8, [n, m, oh, ow])], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        x = rng.integers(0, 256, (n, ch, h, w), dtype=np.uint8)
+        run = lambda: sess.run(None, {"x": x})
+        t0 = time.perf_counter()
+        run()
+        once = time.perf_counter() - t0
+        conv.append({"onnxruntime CPU": _median_wall(run, max(3, min(20, int(2.0 / max(once, 1e-4)))), warm=1)})
+    return {"peer": f"onnxruntime {ort.__version__} CPU", "conv": conv}
+
+
+# ---- ncnn Vulkan ------------------------------------------------------------------------------------
+
+def ncnn_peer(spec: dict) -> dict:
+    """ncnn's Vulkan PixelShuffle (depth-to-space) and Reorg (space-to-depth), float32. Its Python
+    API moves data host to host, so these are wall-clock times including the transfers."""
+    import ncnn
+    if ncnn.get_gpu_count() == 0:
+        raise RuntimeError("ncnn sees no Vulkan device")
+    out = []
+    for c in spec.get("depth_space", []):
+        if c["eb"] != 4 or c["bytes"] > (64 << 20):
+            out.append(None)
+            continue
+        n, ch, h, w = c["input_sizes"]
+        b = c["block"]
+        if c["op"] == "DEPTH_TO_SPACE1":
+            mode = 0 if c["order"] == "COLUMN_ROW_DEPTH" else 1
+            layer = f"PixelShuffle op 1 1 in0 out0 0={b} 1={mode}"
+        else:
+            if c["order"] != "DEPTH_COLUMN_ROW":
+                out.append(None)
+                continue
+            layer = f"Reorg op 1 1 in0 out0 0={b} 1=1"
+        net = ncnn.Net()
+        net.opt.use_vulkan_compute = True
+        net.load_param_mem(f"7767517\n2 2\nInput in0 0 1 in0\n{layer}\n")
+        net.load_model_mem(b"")
+        x = ncnn.Mat(np.zeros((ch, h, w), np.float32))
+
+        def run():
+            ex = net.create_extractor()
+            ex.input("in0", x)
+            ret, y = ex.extract("out0")
+            if ret != 0:
+                raise RuntimeError(f"ncnn extract failed ({ret})")
+            np.array(y)
+        out.append(_median_wall(run, 5))
+    return {"peer": "ncnn Vulkan (wall clock, host to host)", "depth_space": out}
+
+
+PEERS = {"torch": torch_peer, "onnxruntime": onnxruntime_peer, "ncnn": ncnn_peer}
+
+
+def main(argv) -> int:
+    if len(argv) != 2 or argv[0] not in PEERS:
+        print(f"usage: python -m dmlvk.bench_peers {{{'|'.join(PEERS)}}} JSON", file=sys.stderr)
+        return 2
+    try:
+        res = PEERS[argv[0]](json.loads(argv[1]))
+    except ImportError as e:
+        print(f"{argv[0]} is not installed ({e})", file=sys.stderr)
+        return 3
+    except Exception as e:   # a peer's own failure is reported, not raised into the harness
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        return 4
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
