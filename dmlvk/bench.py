@@ -82,13 +82,52 @@ class Progress:
 
 # ---- dmlvk measurements -------------------------------------------------------------------------
 
-def copy_seconds(device: Device, nbytes: int, repeats: int, buffers) -> dict:
+def copy_kernel(nbytes: int) -> Kernel:
     vectors = nbytes // 16
-    kernel = Kernel(shader="copy", spec=(COPY_CHUNKS,), push=(vectors,), count=-(-vectors // COPY_CHUNKS),
-                    slots=(0, 1), local_size=COPY_LOCAL)
+    return Kernel(shader="copy", spec=(COPY_CHUNKS,), push=(vectors,), count=-(-vectors // COPY_CHUNKS),
+                  slots=(0, 1), local_size=COPY_LOCAL)
+
+
+class Timer:
+    """GPU timings taken at the clocks a busy device runs at. GPUs drop their clocks within
+    seconds of idling (an H200 fell from 1980 to 345 MHz between short bursts and then copied at
+    a third of its bandwidth), so every measurement follows `warm_s` seconds of steady copying,
+    and covers at least `window_s` seconds of back-to-back runs."""
+
+    def __init__(self, device: Device, repeats: int, warm_s: float, window_s: float = 0.02):
+        self.device, self.repeats, self.warm_s, self.window_s = device, repeats, warm_s, window_s
+        self._warm = None
+        if warm_s > 0:
+            n = 64 * MiB
+            a, b = device.buffer(n), device.buffer(n)
+            self._warm = (a, b, device.sequence())
+            for algo, push in device.algorithms(copy_kernel(n), [a._tensor, b._tensor]) * 20:
+                self._warm[2].record(kp_dispatch(algo, push))
+
+    def warm(self) -> None:
+        if self._warm is None:
+            return
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < self.warm_s:
+            self._warm[2].eval()
+
+    def __call__(self, run: Callable[[int], List[float]]) -> dict:
+        """run(n) returns the GPU seconds of n back-to-back runs."""
+        est = float(np.median(run(3)))
+        n = int(min(1000, max(self.repeats, np.ceil(self.window_s / max(est, 1e-7)))))
+        self.warm()
+        return stats(run(n))
+
+
+def kp_dispatch(algo, push):
+    from .runtime.device import kp
+    return kp.OpAlgoDispatch(algo, push)
+
+
+def copy_seconds(timer: "Timer", nbytes: int, buffers) -> dict:
     src, dst = buffers
-    device.time([kernel], [src._tensor, dst._tensor], 3)           # warm-up
-    return stats(device.time([kernel], [src._tensor, dst._tensor], repeats))
+    kernel = copy_kernel(nbytes)
+    return timer(lambda n: timer.device.time([kernel], [src._tensor, dst._tensor], n))
 
 
 def depth_space_cases(sizes_bytes, extra=True):
@@ -127,7 +166,8 @@ def depth_space_desc(case):
     return cls(TensorDesc(dt, ins, st(ins)), TensorDesc(dt, outs, st(outs)), b, order)
 
 
-def measure_depth_space(device: Device, cases, repeats: int, progress: Progress, check: bool) -> list:
+def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool) -> list:
+    device = timer.device
     rows = []
     buffers = {}
     copies = {}
@@ -142,10 +182,9 @@ def measure_depth_space(device: Device, cases, repeats: int, progress: Progress,
             buffers[key][0].write(rng.integers(0, 256, nbytes, dtype=np.uint8))
         src, dst = buffers[key]
         if nbytes not in copies:
-            copies[nbytes] = copy_seconds(device, nbytes - nbytes % 16, repeats, (src, dst))
+            copies[nbytes] = copy_seconds(timer, nbytes - nbytes % 16, (src, dst))
         op = device.create_operator(desc)
-        op.time([src], [dst], 2)                                      # warm-up
-        t = stats(op.time([src], [dst], repeats))
+        t = timer(lambda n: op.time([src], [dst], n))
         if check and (nbytes <= 64 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
             _check_depth_space(desc, src, dst)
         host_s = None
@@ -204,15 +243,15 @@ def conv_arguments(layer, seed: int = 0):
     return args, kw_args
 
 
-def measure_conv(device: Device, repeats: int, progress: Progress, check: bool, batches) -> list:
+def measure_conv(timer: Timer, progress: Progress, check: bool, batches) -> list:
+    device = timer.device
     from . import reference
     from .ops.quantized_conv import prepare_call
     rows = []
     for layer in conv_layers(batches):
         args, kwargs = conv_arguments(layer)
         op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=None, device=device)
-        op.time(inputs, [out], 1)                                      # warm-up
-        t = stats(op.time(inputs, [out], repeats))
+        t = timer(lambda n: op.time(inputs, [out], n))
         if check:
             want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
             if not np.array_equal(finish(), want):
@@ -225,7 +264,8 @@ def measure_conv(device: Device, repeats: int, progress: Progress, check: bool, 
     return rows
 
 
-def measure_overhead(device: Device, calls: int) -> dict:
+def measure_overhead(timer: Timer, calls: int) -> dict:
+    device = timer.device
     """Wall-clock microseconds per call on tiny tensors."""
     from .ops.depth_space import DepthToSpace1Desc, depth_to_space
     x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
@@ -246,7 +286,7 @@ def measure_overhead(device: Device, calls: int) -> dict:
             samples.append((time.perf_counter() - t0) / calls * 1e6)
         return float(np.median(samples))
 
-    gpu = stats(op.time([src], [dst], 50))
+    gpu = timer(lambda n: op.time([src], [dst], n))
     return {
         "numpy_call_us": per_call(lambda: depth_to_space(x, 2, device=device)),
         "host_arrays_us": per_call(lambda: op.execute([x], [out])),
@@ -281,7 +321,8 @@ def markdown(result: dict) -> str:
     dev = result["device"]
     out = [f"# dmlvk benchmark: {dev['name']}", "",
            f"{result['date']}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
-           f"dmlvk timestamps over {result['repeats']} runs (median). Bytes moved = read + write.", ""]
+           f"dmlvk: GPU timestamps, median of at least {result['repeats']} back-to-back runs covering 20 ms or more, "
+           f"each case after {result['warm_s']} s of steady copying (clocks up). Bytes moved = read + write.", ""]
     ds = result["depth_space"]
     if ds:
         out += ["## Depth/space against the same-run uvec4 copy", "",
@@ -410,21 +451,23 @@ def write_outputs(result: dict, out_dir: Path) -> List[Path]:
 
 # ---- driver -------------------------------------------------------------------------------------
 
-def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches) -> dict:
+def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
     cases = list(depth_space_cases(sizes, extra=max(sizes) >= 64 * MiB))
     layers = list(conv_layers(conv_batches))
     progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
+    timer = Timer(device, repeats, warm_s)
     result = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
                    "api_version": info.api_version, "index": device.index},
         "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
         "repeats": repeats,
-        "depth_space": measure_depth_space(device, cases, repeats, progress, check),
-        "conv": measure_conv(device, repeats, progress, check, conv_batches),
-        "overhead": measure_overhead(device, 200),
+        "warm_s": warm_s,
+        "depth_space": measure_depth_space(timer, cases, progress, check),
+        "conv": measure_conv(timer, progress, check, conv_batches),
+        "overhead": measure_overhead(timer, 200),
         "peers_skipped": [],
     }
     if peers:
@@ -475,6 +518,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="depth/space tensor sizes in MiB, comma-separated (default 1,64,1024 on GPUs, 1,16 on CPU devices)")
     ap.add_argument("--repeats", type=int, default=10, help="timed runs per case (default 10)")
     ap.add_argument("--conv-batches", default=None, help="convolution batch sizes (default 32,1 on GPUs, 1 on CPU devices)")
+    ap.add_argument("--warm", type=float, default=None,
+                    help="seconds of steady copying before each measurement (default 0.3 on GPUs, 0 on CPU devices)")
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     a = ap.parse_args(argv)
@@ -489,7 +534,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         ap.error("--sizes and --conv-batches take comma-separated numbers")
     if any(s <= 0 for s in sizes) or any(b < 1 for b in batches):
         ap.error("sizes and batches must be positive")
-    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches)
+    warm = a.warm if a.warm is not None else (0.0 if cpu else 0.3)
+    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm)
     for p in write_outputs(result, Path(a.out)):
         print(p)
     return 0
