@@ -13,10 +13,11 @@ def random_case(rng, x_dtype, w_dtype, y_dtype, *, per_channel=True, equal_w_zp=
                 bias=True, w_range=None):
     """(args, kwargs) for dmlvk.quantized_linear_convolution and the reference."""
     groups = int(rng.choice([1, 1, 2, 3]))
-    depthwise = rng.random() < 0.2
-    cg = 1 if depthwise else int(rng.integers(1, 4))
+    kind = rng.random()
+    depthwise, wide = kind < 0.2, kind > 0.6      # wide: the implicit-GEMM shader, K past 256
+    cg = 1 if depthwise else int(rng.integers(20, 48)) if wide else int(rng.integers(1, 4))
     c = cg * groups
-    mg = int(rng.integers(1, 4)) if not depthwise else int(rng.integers(1, 3))
+    mg = int(rng.integers(1, 3)) if depthwise else int(rng.integers(8, 72)) if wide else int(rng.integers(1, 4))
     m = mg * groups
     kh, kw = (int(v) for v in rng.integers(1, 4, 2))
     dil = tuple(int(v) for v in rng.integers(1, 3, 2))

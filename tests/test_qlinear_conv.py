@@ -65,26 +65,45 @@ def test_beyond_onnxruntime_against_reference(device, rng, types):
             assert np.abs(got.astype(int) - other.astype(int)).max() <= 1
 
 
-def test_saturation_and_int32_wraparound(device):
-    # 1x1 conv over 40000 channels of 255 * -128: the exact sum, -1.3e9, plus a bias near the int32
-    # limit wraps; the output must follow int32 arithmetic, as the reference does.
+@pytest.mark.parametrize("m", [2, 8], ids=["direct", "gemm"])
+def test_saturation_and_int32_wraparound(device, m):
+    # 1x1 conv over 40000 channels of 255 * -127: the exact sum, -1.3e9, plus a bias near the int32
+    # limit wraps; the output must follow int32 arithmetic, as the reference does. With 8 output
+    # channels the implicit-GEMM shader runs, whose float32 partial sums must stay exact.
     c = 40000
     x = np.full((1, c, 1, 2), 255, np.uint8)
     x[0, :, 0, 1] = 0
-    w = np.full((2, c, 1, 1), -128, np.int8)
-    bias = np.array([-(2**31) + 5, 2**31 - 1], np.int32)
+    w = np.full((m, c, 1, 1), -127, np.int8)      # odd products: float32 sums past 2^24 would round
+    bias = np.resize(np.array([-(2**31) + 5, 2**31 - 1], np.int32), m)
     for y_dt in (np.int8, np.uint8):
-        args = (x, 1.0, np.uint8(0), w, np.float32([1e-9, 1.0]), np.int8(0), bias, 1.0, np.zeros((), y_dt))
+        args = (x, 1.0, np.uint8(0), w, np.resize(np.float32([1e-9, 1.0]), m), np.int8(0), bias, 1.0,
+                np.zeros((), y_dt))
         got = dmlvk.quantized_linear_convolution(*args, device=device)
         assert np.array_equal(got, ref(args, {}, np.dtype(y_dt)))
     acc = reference.conv_integer_accumulators(x, 0, w, 0, bias)
-    assert acc[0, 0, 0, 0] == np.int32(np.int64(-(2**31) + 5 - 255 * 128 * c + 2**32))
+    assert acc[0, 0, 0, 0] == np.int32(np.int64(-(2**31) + 5 - 255 * 127 * c + 2**32))
 
 
-def test_directml_level_strided_tensors(device, rng):
+def test_gemm_partial_sums_stay_exact(device, rng):
+    # Partial sums that climb far past 2^24 and come back: the output is 100 only if the
+    # accumulator is exact (multiplier 1, bias = 100 - the exact sum), so a float32 partial sum
+    # kept past 256 products, or any rounding, shows.
+    c, m = 4096, 8
+    x = rng.integers(0, 256, (1, c, 1, 1), dtype=np.uint8)
+    sign = np.where(np.arange(c) < c // 2, 1, -1).reshape(1, c, 1, 1)
+    w = (sign * rng.integers(120, 128, (m, c, 1, 1))).astype(np.int8)
+    acc = reference.conv_integer_accumulators(x, 0, w, 0).reshape(m)
+    bias = (100 - acc).astype(np.int32)
+    args = (x, 1.0, np.uint8(0), w, np.float32(1.0), np.int8(0), bias, 1.0, np.uint8(0))
+    got = dmlvk.quantized_linear_convolution(*args, device=device)
+    assert np.array_equal(got.reshape(m), np.full(m, 100, np.uint8)), got.reshape(m)
+
+
+@pytest.mark.parametrize("m", [6, 20], ids=["direct", "gemm"])
+def test_directml_level_strided_tensors(device, rng, m):
     """NHWC input and output, a padded filter, zero-stride scale and zero-point tensors as
     onnxruntime passes them, bound as host arrays and as device buffers."""
-    n, c, h, w, m = 2, 4, 5, 6, 6
+    n, c, h, w = 2, 4, 5, 6
     x = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)           # NHWC in memory
     wt = rng.integers(-128, 128, (m, c // 2, 3, 3), dtype=np.int8)
     w_padded = np.zeros((m, c // 2, 3, 4), np.int8)
@@ -103,6 +122,7 @@ def test_directml_level_strided_tensors(device, rng):
         TensorDesc(I8, (n, m, oh, ow), (oh * ow * m, 1, ow * m, m)),
         strides=(1, 2), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 0), group_count=2)
     op = device.create_operator(desc)
+    assert desc.kernel().shader == ("qlinear_conv_gemm" if m // 2 >= 8 else "qlinear_conv")
     f32 = lambda v: np.array([v], np.float32)
     bind = [x, f32(0.04), np.array([120, 0, 0, 0], np.uint8), w_padded, scale_ws,
             np.array([zp_w, 0, 0, 0], np.int8), bias, f32(0.3), np.array([-5, 0, 0, 0], np.int8)]

@@ -23,6 +23,11 @@ _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "Fil
           "Bias", "OutputScale", "OutputZeroPoint", "Output")
 
 
+# Output channels per group from which the implicit-GEMM shader is used (depthwise and other
+# narrow groups keep the direct shader, which does not waste a 64-channel tile).
+GEMM_MIN_CHANNELS = 8
+
+
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
     """ONNX Runtime's float32 arithmetic: float32(float32(x_scale * w_scale[m]) / y_scale)."""
     xs = np.float32(input_scale)
@@ -204,15 +209,22 @@ class QuantizedLinearConvolutionDesc:
         strides4 = lambda d: _as_4d(d.effective_strides, 0)
         out4 = _as_4d(self.output_sizes(), 1)
         mg = m // self.group_count
+        spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
+                int(t[OUTPUT].data_type == DataType.INT8))
+        push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
+                + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg))
+        slots = (INPUT, FILTER, _PARAMS, OUTPUT)
+        if mg >= GEMM_MIN_CHANNELS:
+            # shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
+            pixels = out4[0] * out4[2] * out4[3]
+            groups = self.group_count * -(-mg // 64) * -(-pixels // 64)
+            return Kernel(shader="qlinear_conv_gemm", spec=spec, push=push, count=groups * 256,
+                          slots=slots, local_size=256)
         tiles = -(-mg // 4)
         return Kernel(
             shader="qlinear_conv",
-            spec=(kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
-                  int(t[OUTPUT].data_type == DataType.INT8)),
-            push=(n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
-                 + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg),
-            count=out4[0] * self.group_count * tiles * out4[2] * out4[3],
-            slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=64)
+            spec=spec, push=push, count=out4[0] * self.group_count * tiles * out4[2] * out4[3],
+            slots=slots, local_size=64)
 
     def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
         self.validate(device.feature_level)

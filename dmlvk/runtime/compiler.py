@@ -38,7 +38,8 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     src_path = SHADER_DIR / f"{name}.comp"
     source = src_path.read_bytes()
     exe, version = _glslang()
-    key = hashlib.sha256(b"\0".join([source, repr(defines).encode(), version.encode(),
+    includes = b"".join(f.read_bytes() for f in sorted(SHADER_DIR.glob("*.glsl")))
+    key = hashlib.sha256(b"\0".join([source, includes, repr(defines).encode(), version.encode(),
                                      TARGET_ENV.encode()])).hexdigest()
     cached = cache_dir() / f"{name}-{key[:32]}.spv"
     if cached.exists():
@@ -46,7 +47,7 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     cached.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dmlvk-glsl-") as tmp:
         out = Path(tmp) / "out.spv"
-        args = [exe, "-V", "--target-env", TARGET_ENV, "-S", "comp", "-o", str(out)]
+        args = [exe, "-V", "--target-env", TARGET_ENV, "-S", "comp", "-I" + str(SHADER_DIR), "-o", str(out)]
         args += [f"-D{k}={v}" for k, v in defines]
         proc = subprocess.run(args + [str(src_path)], capture_output=True, text=True)
         if proc.returncode != 0 or not out.exists():

@@ -1,0 +1,59 @@
+// Shared by the QUANTIZED_LINEAR_CONVOLUTION shaders: bindings, push constants, 8-bit loads and
+// the requantizing output store (spec 4.3).
+
+layout(constant_id = 1) const uint KH = 1;
+layout(constant_id = 2) const uint KW = 1;
+layout(constant_id = 3) const uint X_SIGNED = 0;
+layout(constant_id = 4) const uint W_SIGNED = 0;
+layout(constant_id = 5) const uint Y_SIGNED = 0;
+
+layout(std430, binding = 0) readonly buffer X { uint x_words[]; };
+layout(std430, binding = 1) readonly buffer W { uint w_words[]; };
+// params: [0] xZP, [1] yZP, then per output channel m: multiplier bits [2+m], wZP [2+M+m], bias [2+2M+m]
+layout(std430, binding = 2) readonly buffer Params { uint params[]; };
+layout(std430, binding = 3) buffer Y { uint y_words[]; };
+
+layout(push_constant) uniform Push {
+    uvec4 in_sizes;     // N C H W
+    uvec4 in_strides;
+    uvec4 w_strides;    // M Cg KH KW
+    uvec4 out_sizes;    // N M OH OW
+    uvec4 out_strides;
+    uvec2 conv_stride;  // H W
+    uvec2 dilation;
+    uvec2 start_pad;
+    uint cg;            // input channels per group
+    uint mg;            // output channels per group
+    uint items;
+    uint first;
+} p;
+
+int load_x(uint byte_offset) {
+    int bit = int((byte_offset & 3u) * 8u);
+    uint word = x_words[byte_offset >> 2];
+    return X_SIGNED != 0 ? bitfieldExtract(int(word), bit, 8) : int(bitfieldExtract(word, bit, 8));
+}
+
+int load_w(uint byte_offset) {
+    int bit = int((byte_offset & 3u) * 8u);
+    uint word = w_words[byte_offset >> 2];
+    return W_SIGNED != 0 ? bitfieldExtract(int(word), bit, 8) : int(bitfieldExtract(word, bit, 8));
+}
+
+// Adds the bias to the int32 accumulator (wrapping), requantizes in float32 with round-half-even
+// and saturates; the byte goes in with atomics, since outputs may share words with other
+// invocations' outputs under any DirectML strides.
+void store_output(uint n, uint m, uint oh, uint ow, int acc) {
+    uint M = p.out_sizes.y;
+    int a = acc + int(params[2 + 2 * M + m]);
+    float r = roundEven(float(a) * uintBitsToFloat(params[2 + m]));
+    float lo = Y_SIGNED != 0 ? -128.0 : 0.0;
+    float hi = Y_SIGNED != 0 ? 127.0 : 255.0;
+    // Clamp before adding the zero point: |r| > 512 saturates whatever the zero point is.
+    float q = clamp(clamp(r, -512.0, 512.0) + float(int(params[1])), lo, hi);
+    uint byte = uint(int(q)) & 0xFFu;
+    uint off = n * p.out_strides.x + m * p.out_strides.y + oh * p.out_strides.z + ow * p.out_strides.w;
+    uint bit = (off & 3u) * 8u;
+    atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
+    atomicOr(y_words[off >> 2], byte << bit);
+}
