@@ -6,8 +6,8 @@ import pytest
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.examples import qconv_examples
-from oracles import onnx_node_cases, run_onnx_reference, run_onnxruntime
-from qconv_cases import onnx_qlinearconv_model, random_case
+from dmlvk.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, run_onnx_reference,
+                           run_onnxruntime)
 
 
 def ref(args, kwargs, y_dtype):

@@ -9,11 +9,10 @@ import sys
 import numpy as np
 
 _root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path[:0] = [_root, os.path.join(_root, "tests")]
+sys.path[:0] = [_root]
 
 import dmlvk  # noqa: E402
-from oracles import run_onnxruntime  # noqa: E402
-from qconv_cases import onnx_qlinearconv_model, random_case  # noqa: E402
+from dmlvk.oracles import onnx_qlinearconv_model, random_case, run_onnxruntime  # noqa: E402
 
 
 def main():
