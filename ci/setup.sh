@@ -9,7 +9,7 @@ venv="$root/.venv"
 py="$venv/bin/python"
 
 apt_pkgs=(cmake g++ libvulkan-dev libfmt-dev glslang-tools spirv-tools mesa-vulkan-drivers
-          vulkan-tools python3-venv python3-dev)
+          vulkan-tools python3-venv python3-dev chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -31,7 +31,7 @@ if [ ! -x "$py" ]; then
 fi
 
 stamp="$venv/.dmlvk-deps"
-reqs="numpy>=2,<3 pybind11>=2.12 setuptools wheel pytest hypothesis onnx onnxruntime"
+reqs="numpy>=2,<3 pybind11>=2.12 setuptools wheel pytest hypothesis onnx onnxruntime matplotlib"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # shellcheck disable=SC2086

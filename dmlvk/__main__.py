@@ -1,4 +1,4 @@
-"""Command line: python -m dmlvk {devices,demo,bench}."""
+"""Command line: python -m dmlvk {devices,demo,report,bench}."""
 from __future__ import annotations
 
 import argparse
@@ -70,7 +70,8 @@ def cmd_demo(args) -> int:
 
 
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
-_DELEGATED = {"bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers")}
+_DELEGATED = {"report": ("dmlvk.report", "portability report against DirectML on each Vulkan device"),
+              "bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers")}
 
 
 def main(argv=None) -> int:

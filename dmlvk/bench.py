@@ -522,7 +522,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="seconds of steady copying before each measurement (default 0.5 on GPUs, 0 on CPU devices)")
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
+    ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
     a = ap.parse_args(argv)
+    if a.rerender:
+        for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
+            print(p)
+        return 0
     if a.repeats < 1:
         ap.error("--repeats must be at least 1")
     device = Device(a.device)
