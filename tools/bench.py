@@ -1,0 +1,10 @@
+"""The benchmark harness from a checkout: the same as `python -m dmlvk bench` (see dmlvk/bench.py)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from dmlvk.bench import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())
