@@ -169,17 +169,14 @@ def depth_space_desc(case):
 def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool) -> list:
     device = timer.device
     rows = []
-    buffers = {}
+    src = dst = None
     for case in cases:
         desc = depth_space_desc(case)
         nbytes = desc.input_tensor.total_bytes
-        key = nbytes
-        if key not in buffers:
-            buffers.clear()        # one pair of buffers alive at a time
-            buffers[key] = (device.buffer(nbytes), device.buffer(desc.output_tensor.total_bytes))
-            rng = np.random.default_rng(nbytes)
-            buffers[key][0].write(rng.integers(0, 256, nbytes, dtype=np.uint8))
-        src, dst = buffers[key]
+        if src is None or src.nbytes != nbytes:
+            src = dst = None       # one pair of buffers alive at a time
+            src, dst = device.buffer(nbytes), device.buffer(desc.output_tensor.total_bytes)
+            src.write(np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8))
         # the copy yardstick is re-measured next to every case: clocks and placement drift
         copy = copy_seconds(timer, nbytes - nbytes % 16, (src, dst))
         op = device.create_operator(desc)
@@ -380,14 +377,29 @@ def _sig(v: float) -> str:
     return f"{v:.3g}"
 
 
-def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
-    """PNG charts; none (and a line on stderr) without matplotlib."""
+def pyplot():
+    """matplotlib.pyplot on its file-only backend, or None (and a line on stderr) without it."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         print("matplotlib is not installed: no charts", file=sys.stderr)
+        return None
+    return plt
+
+
+def save_chart(plt, fig, path: Path, dpi: int = 110) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
+    """PNG charts; none without matplotlib."""
+    plt = pyplot()
+    if plt is None:
         return []
     made = []
     ds = [r for r in result["depth_space"] if r["case"].endswith("MiB")]
@@ -413,11 +425,7 @@ def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
         axes[0].set_ylabel("GB/s (read + write)")
         axes[1].legend(fontsize=7)
         fig.suptitle(f"dmlvk depth/space on {result['device']['name']} ({result['date'][:10]})")
-        fig.tight_layout()
-        path = out_dir / f"{stem}-depth-space.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(path)
+        made.append(save_chart(plt, fig, out_dir / f"{stem}-depth-space.png"))
     cv = result["conv"]
     if cv:
         names = [r["layer"] for r in cv]
@@ -439,11 +447,7 @@ def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
         ax.set_yscale("log")
         ax.legend(fontsize=8)
         ax.set_title(f"Quantized convolution on {result['device']['name']} ({result['date'][:10]})")
-        fig.tight_layout()
-        path = out_dir / f"{stem}-conv.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        made.append(path)
+        made.append(save_chart(plt, fig, out_dir / f"{stem}-conv.png"))
     return made
 
 

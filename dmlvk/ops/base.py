@@ -35,6 +35,7 @@ class CompiledOperator:
         self._kernels = kernels
         self._descs = self.input_descs + self.output_descs
         self._staging = [None] * len(self._descs)
+        self._used_slots = {s for k in kernels for s in k.slots}
         self._owned = {}          # slot -> Buffer snapshot of an OWNED_BY_DML input
         self._recorded: "OrderedDict[tuple, tuple]" = OrderedDict()
         for i, d in enumerate(self._descs):
@@ -80,6 +81,10 @@ class CompiledOperator:
     def execute(self, inputs: Sequence, outputs: Sequence) -> None:
         """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
         TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
+        self._run(self._checked_bindings(inputs, outputs))
+
+    def _checked_bindings(self, inputs: Sequence, outputs: Sequence) -> list:
+        """The operator's bindings after DirectML's binding checks, then its internal buffers."""
         inputs, outputs = list(inputs), list(outputs)
         if len(inputs) != len(self.input_descs) or len(outputs) != len(self.output_descs):
             raise ValueError(f"{self.operator_name} takes {len(self.input_descs)} inputs and "
@@ -113,7 +118,7 @@ class CompiledOperator:
                     raise ValueError(f"{self.operator_name}: output {o - n_in} overlaps input {i}; "
                                      f"this operator does not run in place")
 
-        self._run(bindings + self._internal_bindings(bindings))
+        return bindings + self._internal_bindings(bindings)
 
     def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10) -> List[float]:
         """GPU seconds of each of `repeats` back-to-back executions (timestamps around the
@@ -121,17 +126,15 @@ class CompiledOperator:
         hold the result afterwards if they are dmlvk.Buffers."""
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-        self.execute(inputs, outputs)          # checks the bindings and stages host arrays
-        bindings = list(inputs) + list(outputs)
-        return self.device.time(self._kernels, self._tensors(bindings + self._internal_bindings(bindings)),
-                                repeats)
+        bindings = self._checked_bindings(inputs, outputs)
+        self._run(bindings)                    # stages host arrays (and computes the result once)
+        return self.device.time(self._kernels, self._tensors(bindings), repeats)
 
     def _tensors(self, bindings: list) -> list:
         """The kp tensors the kernels read: a binding's Buffer, OWNED_BY_DML snapshot or staging."""
-        used = {s for k in self._kernels for s in k.slots}
         out = []
         for slot, b in enumerate(bindings):
-            if slot not in used:
+            if slot not in self._used_slots:
                 out.append(None)
             elif b is None:
                 out.append(self._owned[slot]._tensor)
@@ -147,34 +150,27 @@ class CompiledOperator:
 
     def _run(self, bindings: list) -> None:
         n_in = len(self.input_descs)
-        n_user = n_in + len(self.output_descs)
-        used = {s for k in self._kernels for s in k.slots}
-        tensors, uploads, downloads = [], [], []
-        for slot, b in enumerate(bindings):
-            d = self._descs[slot] if slot < n_user else None
-            if slot not in used:
-                tensors.append(None)
-            elif b is None:
-                tensors.append(self._owned[slot]._tensor)
-            elif isinstance(b, Buffer):
-                tensors.append(b._tensor)
+        uploads, downloads = [], []
+        for slot, b in enumerate(bindings):   # host arrays go through this operator's staging tensors
+            if slot not in self._used_slots or b is None or isinstance(b, Buffer):
+                continue
+            d = self._descs[slot]
+            t = self._staging[slot]
+            if t is None:
+                t = self._staging[slot] = self.device._new_tensor(d.total_bytes, f"{self.operator_name} tensor {slot}")
+            stage = t.data().view(np.uint8)
+            raw = host_bytes(b, "binding")
+            if slot < n_in:
+                stage[:d.total_bytes] = raw[:d.total_bytes]
+                uploads.append(t)
             else:
-                t = self._staging[slot]
-                if t is None:
-                    t = self._staging[slot] = self.device._new_tensor(d.total_bytes, f"{self.operator_name} tensor {slot}")
-                tensors.append(t)
-                stage = t.data().view(np.uint8)
-                raw = host_bytes(b, "binding")
-                if slot < n_in:
+                span = self._out_span[slot - n_in]
+                if span is None:
                     stage[:d.total_bytes] = raw[:d.total_bytes]
                     uploads.append(t)
-                else:
-                    span = self._out_span[slot - n_in]
-                    if span is None:
-                        stage[:d.total_bytes] = raw[:d.total_bytes]
-                        uploads.append(t)
-                        span = d.total_bytes
-                    downloads.append((t, raw, span))
+                    span = d.total_bytes
+                downloads.append((t, raw, span))
+        tensors = self._tensors(bindings)
         seq = self._sequence(tensors, tuple(uploads), tuple(t for t, _, _ in downloads))
         seq.eval()
         for t, raw, span in downloads:
