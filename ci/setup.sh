@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for dmlvk on Debian 12: system packages, a virtualenv in .venv, Kompute (kp)
-# built offline against the system Vulkan headers and fmt, the Python dependencies, and dmlvk
+# built offline with dmlvk's patches against the system Vulkan headers and fmt (ci/build-kp.sh), the Python dependencies, and dmlvk
 # itself (editable). A second run only checks and returns in a few seconds.
 # Source it (it exports DMLVK_PY) or run it.
 set -euo pipefail
@@ -8,8 +8,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
 py="$venv/bin/python"
 
-apt_pkgs=(cmake g++ libvulkan-dev libfmt-dev glslang-tools spirv-tools mesa-vulkan-drivers
-          vulkan-tools python3-venv python3-dev chromium)
+apt_pkgs=(cmake g++ patch libvulkan-dev libfmt-dev glslang-tools spirv-tools mesa-vulkan-drivers
+          vulkan-tools vulkan-validationlayers python3-venv python3-dev chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -39,20 +39,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   echo "$reqs" > "$stamp"
 fi
 
-if ! "$py" -c "import kp" 2>/dev/null; then
-  echo "dmlvk setup: building Kompute (kp 0.9.0), about 90 s" >&2
-  (
-    export CMAKE_PREFIX_PATH
-    CMAKE_PREFIX_PATH=$("$py" -m pybind11 --cmakedir)
-    export KOMPUTE_OPT_USE_BUILT_IN_VULKAN_HEADER=OFF KOMPUTE_OPT_USE_BUILT_IN_FMT=OFF \
-           KOMPUTE_OPT_USE_BUILT_IN_PYBIND11=OFF KOMPUTE_OPT_DISABLE_VULKAN_VERSION_CHECK=ON \
-           KOMPUTE_OPT_INSTALL=OFF CXXFLAGS=-Wno-error
-    # --no-deps: kp's metadata pins numpy<2, yet built against a current pybind11 it works with numpy 2.
-    # kp's setup.py loses -DPYTHON_EXECUTABLE (a missing comma), so CMake searches PATH for a
-    # Python: show it only the virtualenv's, never a pyenv shim of another version.
-    PATH="$venv/bin:$(printf %s "$PATH" | tr : '\n' | grep -v -e pyenv -e '^$' | paste -sd:)"
-    "$py" -m pip install -q --no-build-isolation --no-deps kp==0.9.0
-  )
+# Kompute with dmlvk's patches; rebuilt whenever the patch set changes.
+kp_stamp="$venv/.dmlvk-kp"
+kp_want=$(cat "$root"/ci/build-kp.sh "$root"/third_party/kompute/*.patch | sha256sum | cut -c1-16)
+if [ "$(cat "$kp_stamp" 2>/dev/null)" != "$kp_want" ] || ! "$py" -c "import kp" 2>/dev/null; then
+  echo "dmlvk setup: building Kompute (kp 0.9.0 + third_party/kompute patches), about 90 s" >&2
+  # kp's CMake searches PATH for a Python: show it only the virtualenv's, never a pyenv shim.
+  PATH="$venv/bin:$(printf %s "$PATH" | tr : '\n' | grep -v -e pyenv -e '^$' | paste -sd:)" \
+    bash "$root/ci/build-kp.sh" "$py"
+  echo "$kp_want" > "$kp_stamp"
 fi
 
 if ! "$py" -c "import dmlvk" 2>/dev/null; then

@@ -23,6 +23,7 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from .enums import DataType, DepthSpaceOrder
+from .runtime.commands import Program
 from .runtime.device import Device, Kernel
 from .tensor import TensorDesc
 
@@ -100,16 +101,14 @@ class Timer:
         if warm_s > 0:
             n = 64 * MiB
             a, b = device.buffer(n), device.buffer(n)
-            self._warm = (a, b, device.sequence())
-            for algo, push in device.algorithms(copy_kernel(n), [a._tensor, b._tensor]) * 20:
-                self._warm[2].record(kp_dispatch(algo, push))
+            self._warm = Program(device, [(copy_kernel(n), (a, b))] * 20, barriers=False)
 
     def warm(self) -> None:
         if self._warm is None:
             return
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < self.warm_s:
-            self._warm[2].eval()
+            self._warm.run()
 
     def __call__(self, run: Callable[[int], List[float]]) -> dict:
         """run(n) returns the GPU seconds of n back-to-back runs."""
@@ -119,15 +118,10 @@ class Timer:
         return stats(run(n))
 
 
-def kp_dispatch(algo, push):
-    from .runtime.device import kp
-    return kp.OpAlgoDispatch(algo, push)
-
-
 def copy_seconds(timer: "Timer", nbytes: int, buffers) -> dict:
     src, dst = buffers
     kernel = copy_kernel(nbytes)
-    return timer(lambda n: timer.device.time([kernel], [src._tensor, dst._tensor], n))
+    return timer(lambda n: timer.device.time([(kernel, (src, dst))], n))
 
 
 def depth_space_cases(sizes_bytes, extra=True):
@@ -194,7 +188,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool) ->
             "case": case[0], "op": "DEPTH_TO_SPACE1" if case[1] else "SPACE_TO_DEPTH1",
             "data_type": case[2].dml_name, "element_bytes": case[2].bits // 8, "block": case[3],
             "order": case[4].name, "input_sizes": list(desc.input_tensor.sizes), "layout": case[6],
-            "bytes": nbytes, "shader": desc.kernel().shader, **t, "host_to_host_s": host_s,
+            "bytes": nbytes, "shader": op.kernels[0].shader, **t, "host_to_host_s": host_s,
             "gbps": moved / t["median_s"] / 1e9,
             "copy_gbps": 2 * (nbytes - nbytes % 16) / copy["median_s"] / 1e9,
         })
@@ -254,7 +248,7 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches) -> list
         ops = conv_ops(layer)
         rows.append({"layer": layer[0], "shape": list(layer[1:]), "ops": ops, **t,
                      "tops": ops / t["median_s"] / 1e12,
-                     "shader": op._kernels[0].shader})
+                     "shader": op.kernels[0].shader})
         progress.step(layer[0])
     return rows
 

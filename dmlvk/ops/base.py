@@ -1,4 +1,9 @@
-"""What every compiled operator shares: binding checks, host staging, recorded sequences."""
+"""What every compiled operator shares: binding checks, host staging, recorded programs.
+
+Thread safety: each caller of execute() borrows a staging context of its own (host staging
+buffers, the parameter block, recorded programs) from the operator's pool, so any number of
+threads may execute one operator at once; Buffers bound by two threads at once are the callers'
+race, as in DirectML."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -7,10 +12,11 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ..enums import DataType, TensorFlags
-from ..runtime.device import Buffer, Device, Kernel, host_bytes, kp
+from ..runtime.commands import BoundCall, Program
+from ..runtime.device import Buffer, Device, Kernel, host_bytes
 from ..tensor import TensorDesc, nested_order
 
-_RECORDED_BINDINGS = 8     # recorded sequences kept per operator (LRU)
+_RECORDED_PROGRAMS = 8     # programs kept per staging context (LRU, keyed by the bound Buffers)
 
 
 def dense_span(desc: TensorDesc) -> Optional[int]:
@@ -22,11 +28,25 @@ def dense_span(desc: TensorDesc) -> Optional[int]:
     return span if span == desc.element_count * desc.element_bytes else None
 
 
+class _Context:
+    """One caller's host-side state: staging Buffers per host-array slot, the parameter block
+    and its key, and the programs recorded over them."""
+    __slots__ = ("staging", "programs", "params", "params_key")
+
+    def __init__(self):
+        self.staging = {}
+        self.programs: "OrderedDict[tuple, Program]" = OrderedDict()
+        self.params = None
+        self.params_key = None
+
+
 class CompiledOperator:
     """IDMLCompiledOperator: bound to a device, executed with host arrays or dmlvk.Buffers.
 
     Bindings follow DirectML's order: inputs (optional ones as None), then outputs."""
     operator_name = "DML_OPERATOR"
+    # Input slots whose values the host reads to build the parameter block (see _parameters).
+    _param_slots: tuple = ()
 
     def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
                  outputs: Sequence[TensorDesc], kernels: List[Kernel]):
@@ -34,10 +54,9 @@ class CompiledOperator:
         self.input_descs, self.output_descs = list(inputs), list(outputs)
         self._kernels = kernels
         self._descs = self.input_descs + self.output_descs
-        self._staging = [None] * len(self._descs)
         self._used_slots = {s for k in kernels for s in k.slots}
         self._owned = {}          # slot -> Buffer snapshot of an OWNED_BY_DML input
-        self._recorded: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._contexts: List[_Context] = []     # free staging contexts (list ops are atomic)
         for i, d in enumerate(self._descs):
             if d is not None:
                 device.check_binding_size(d.total_bytes, f"{self.operator_name} tensor {i}")
@@ -46,6 +65,11 @@ class CompiledOperator:
 
     def __repr__(self):
         return f"<{self.operator_name} on {self.device.name}>"
+
+    @property
+    def kernels(self) -> List[Kernel]:
+        """The dispatches one execution runs (the variant chosen for this device)."""
+        return list(self._kernels)
 
     # ---- binding ------------------------------------------------------------------------------
 
@@ -58,6 +82,7 @@ class CompiledOperator:
         snapshotted on the device and must not be bound at execution."""
         if len(inputs) != len(self.input_descs):
             raise ValueError(f"{self.operator_name}: initialize takes {len(self.input_descs)} inputs, got {len(inputs)}")
+        owned = {}
         for slot, b in enumerate(inputs):
             if not self._needs_init(slot):
                 if b is not None:
@@ -69,8 +94,9 @@ class CompiledOperator:
             self._check_size(slot, raw.size)
             snap = Buffer(self.device, self._descs[slot].total_bytes)
             snap.write(raw[:snap.nbytes])
-            self._owned[slot] = snap
-        self._recorded.clear()
+            owned[slot] = snap
+        self._owned = owned
+        self._contexts = []
 
     def _check_size(self, slot: int, nbytes: int) -> None:
         need = self._descs[slot].total_bytes
@@ -78,19 +104,16 @@ class CompiledOperator:
             raise ValueError(f"{self.operator_name}: binding {slot} holds {nbytes} bytes; its tensor "
                              f"needs TotalTensorSizeInBytes = {need}")
 
-    def execute(self, inputs: Sequence, outputs: Sequence) -> None:
-        """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
-        TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
-        self._run(self._checked_bindings(inputs, outputs))
-
-    def _checked_bindings(self, inputs: Sequence, outputs: Sequence) -> list:
-        """The operator's bindings after DirectML's binding checks, then its internal buffers."""
+    def _checked_bindings(self, inputs: Sequence, outputs: Sequence, buffers_only: bool = False) -> list:
+        """The bindings after DirectML's binding checks: Buffers, host arrays as flat uint8 views
+        of their bytes, OWNED_BY_DML inputs as their snapshots, None where nothing is bound."""
         inputs, outputs = list(inputs), list(outputs)
         if len(inputs) != len(self.input_descs) or len(outputs) != len(self.output_descs):
             raise ValueError(f"{self.operator_name} takes {len(self.input_descs)} inputs and "
                              f"{len(self.output_descs)} outputs, got {len(inputs)} and {len(outputs)}")
         bindings = inputs + outputs
         n_in = len(inputs)
+        checked = []
         for slot, (d, b) in enumerate(zip(self._descs, bindings)):
             kind = "input" if slot < n_in else "output"
             if d is None or (slot < n_in and self._needs_init(slot)):
@@ -99,6 +122,7 @@ class CompiledOperator:
                     raise ValueError(f"{self.operator_name}: {kind} {slot} must be None: {why}")
                 if d is not None and slot not in self._owned:
                     raise ValueError(f"{self.operator_name}: call initialize() first: input {slot} is OWNED_BY_DML")
+                checked.append(self._owned.get(slot))
                 continue
             if b is None:
                 raise ValueError(f"{self.operator_name}: {kind} {slot} is required")
@@ -106,19 +130,131 @@ class CompiledOperator:
                 if b.device is not self.device:
                     raise ValueError(f"{self.operator_name}: {kind} {slot} lives on another device")
                 self._check_size(slot, b.nbytes)
+                checked.append(b)
+            elif buffers_only:
+                raise TypeError(f"{self.operator_name}: {kind} {slot} must be a dmlvk.Buffer (command lists "
+                                f"record device memory), got {type(b).__name__}")
             else:
-                self._check_size(slot, host_bytes(b, f"{kind} {slot}", writable=slot >= n_in).size)
+                raw = host_bytes(b, f"{kind} {slot}", writable=slot >= n_in)
+                self._check_size(slot, raw.size)
+                checked.append(raw)
         for o in range(n_in, len(bindings)):   # spec 1.4: these operators never run in place
             for i in range(n_in):
-                a, b = bindings[o], bindings[i]
-                if a is None or b is None:
+                a, b = checked[o], checked[i]
+                if a is None or b is None or isinstance(a, Buffer) != isinstance(b, Buffer):
                     continue
-                same = a is b if isinstance(a, Buffer) or isinstance(b, Buffer) else np.shares_memory(a, b)
-                if same:
+                if (a is b) if isinstance(a, Buffer) else np.shares_memory(a, b):
                     raise ValueError(f"{self.operator_name}: output {o - n_in} overlaps input {i}; "
                                      f"this operator does not run in place")
+        return checked
 
-        return bindings + self._internal_bindings(bindings)
+    # ---- host-side parameters -----------------------------------------------------------------
+
+    def _parameters(self, values: dict) -> Optional[np.ndarray]:
+        """The parameter block the kernels read after the operator's own bindings, computed from
+        the values of the _param_slots bindings ({slot: Buffer, host bytes or None}); None if the
+        operator has none."""
+        return None
+
+    def _refresh_parameters(self, state: _Context, bindings: list) -> Optional[Buffer]:
+        """The state's parameter Buffer with host bytes for these bindings (recomputed only when
+        a source changed: a Buffer's version, a host array's bytes)."""
+        if not self._param_slots:
+            return None
+        srcs = {s: bindings[s] for s in self._param_slots}
+        key = tuple((b, b.version) if isinstance(b, Buffer) else (None if b is None else b.tobytes())
+                    for b in srcs.values())
+        if state.params is None or key != state.params_key:
+            data = self._parameters(srcs).view(np.uint8)
+            if state.params is None:
+                state.params = Buffer(self.device, data.size)
+            state.params._host[:data.size] = data
+            state.params_key = key
+        return state.params
+
+    # ---- execution ----------------------------------------------------------------------------
+
+    def _dispatches(self, slots: list) -> list:
+        return [(k, tuple(slots[s] for s in k.slots)) for k in self._kernels]
+
+    def execute(self, inputs: Sequence, outputs: Sequence) -> None:
+        """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
+        TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
+        bindings = self._checked_bindings(inputs, outputs)
+        try:
+            state = self._contexts.pop()
+        except IndexError:
+            state = _Context()
+        try:
+            self._run(state, bindings)
+        finally:
+            self._contexts.append(state)
+
+    def _stage(self, state: _Context, bindings: list):
+        """(Buffers per slot, uploads, downloads) with host arrays copied into the state's staging."""
+        n_in = len(self.input_descs)
+        slots, uploads, downloads = [], [], []
+        for slot, b in enumerate(bindings):
+            if slot not in self._used_slots:
+                slots.append(None)
+                continue
+            if b is None or isinstance(b, Buffer):
+                slots.append(b)
+                continue
+            d = self._descs[slot]
+            stage = state.staging.get(slot)
+            if stage is None:
+                stage = state.staging[slot] = Buffer(self.device, d.total_bytes)
+            n = d.total_bytes
+            if slot < n_in:
+                stage._host[:n] = b[:n]
+                uploads.append(stage)
+            else:
+                span = self._out_span[slot - n_in]
+                if span is None:
+                    stage._host[:n] = b[:n]
+                    uploads.append(stage)
+                    span = n
+                downloads.append((stage, b, span))
+            slots.append(stage)
+        params = self._refresh_parameters(state, bindings)
+        if params is not None:
+            slots.append(params)
+            uploads.append(params)
+        return slots, uploads, downloads
+
+    def _run(self, state: _Context, bindings: list) -> None:
+        slots, uploads, downloads = self._stage(state, bindings)
+        key = tuple(map(id, slots))
+        prog = state.programs.get(key)
+        if prog is None:
+            prog = Program(self.device, self._dispatches(slots), uploads, [t for t, _, _ in downloads])
+            state.programs[key] = prog
+            if len(state.programs) > _RECORDED_PROGRAMS:
+                state.programs.popitem(last=False)
+        else:
+            state.programs.move_to_end(key)
+        prog.run()
+        for stage, raw, span in downloads:
+            raw[:span] = stage._host[:span]
+        for b in bindings[len(self.input_descs):]:
+            if isinstance(b, Buffer):
+                b.version += 1
+
+    def bind(self, inputs: Sequence, outputs: Sequence) -> BoundCall:
+        """This operator over dmlvk.Buffers, for a command list (CommandList.record)."""
+        bindings = self._checked_bindings(inputs, outputs, buffers_only=True)
+        state = _Context()
+        slots = list(bindings)
+        params = self._refresh_parameters(state, bindings)
+        if params is not None:
+            slots.append(params)
+        return BoundCall(
+            dispatches=self._dispatches(slots),
+            outputs=[b for b in bindings[len(self.input_descs):] if b is not None],
+            uploads=[params] if params is not None else [],
+            host_reads=[bindings[s] for s in self._param_slots if isinstance(bindings[s], Buffer)],
+            prepare=lambda: self._refresh_parameters(state, bindings))
 
     def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10) -> List[float]:
         """GPU seconds of each of `repeats` back-to-back executions (timestamps around the
@@ -127,76 +263,10 @@ class CompiledOperator:
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
         bindings = self._checked_bindings(inputs, outputs)
-        self._run(bindings)                    # stages host arrays (and computes the result once)
-        return self.device.time(self._kernels, self._tensors(bindings), repeats)
-
-    def _tensors(self, bindings: list) -> list:
-        """The kp tensors the kernels read: a binding's Buffer, OWNED_BY_DML snapshot or staging."""
-        out = []
-        for slot, b in enumerate(bindings):
-            if slot not in self._used_slots:
-                out.append(None)
-            elif b is None:
-                out.append(self._owned[slot]._tensor)
-            elif isinstance(b, Buffer):
-                out.append(b._tensor)
-            else:
-                out.append(self._staging[slot])
-        return out
-
-    def _internal_bindings(self, bindings: list) -> list:
-        """Extra buffers the kernels read after the operator's own bindings (none by default)."""
-        return []
-
-    def _run(self, bindings: list) -> None:
-        n_in = len(self.input_descs)
-        uploads, downloads = [], []
-        for slot, b in enumerate(bindings):   # host arrays go through this operator's staging tensors
-            if slot not in self._used_slots or b is None or isinstance(b, Buffer):
-                continue
-            d = self._descs[slot]
-            t = self._staging[slot]
-            if t is None:
-                t = self._staging[slot] = self.device._new_tensor(d.total_bytes, f"{self.operator_name} tensor {slot}")
-            stage = t.data().view(np.uint8)
-            raw = host_bytes(b, "binding")
-            if slot < n_in:
-                stage[:d.total_bytes] = raw[:d.total_bytes]
-                uploads.append(t)
-            else:
-                span = self._out_span[slot - n_in]
-                if span is None:
-                    stage[:d.total_bytes] = raw[:d.total_bytes]
-                    uploads.append(t)
-                    span = d.total_bytes
-                downloads.append((t, raw, span))
-        tensors = self._tensors(bindings)
-        seq = self._sequence(tensors, tuple(uploads), tuple(t for t, _, _ in downloads))
-        seq.eval()
-        for t, raw, span in downloads:
-            raw[:span] = t.data().view(np.uint8)[:span]
-
-    def _sequence(self, tensors: list, uploads: tuple, downloads: tuple):
-        key = (tuple(id(t) for t in tensors), tuple(id(t) for t in uploads), tuple(id(t) for t in downloads))
-        hit = self._recorded.get(key)
-        if hit is not None:
-            self._recorded.move_to_end(key)
-            return hit[0]
-        seq = self.device.sequence()
-        if uploads:
-            seq.record(kp.OpTensorSyncDevice(list(uploads)))
-        keep = []
-        for k in self._kernels:
-            for algo, push in self.device.algorithms(k, [tensors[s] for s in k.slots]):
-                seq.record(kp.OpAlgoDispatch(algo, push))
-                keep.append(algo)
-        if downloads:
-            seq.record(kp.OpTensorSyncLocal(list(downloads)))
-        # The entry holds the tensors too, so their ids stay unique while it lives.
-        self._recorded[key] = (seq, keep, tensors, uploads, downloads)
-        if len(self._recorded) > _RECORDED_BINDINGS:
-            self._recorded.popitem(last=False)
-        return seq
+        state = _Context()
+        self._run(state, bindings)                # stages host arrays (and computes the result once)
+        slots, _, _ = self._stage(state, bindings)
+        return self.device.time(self._dispatches(slots), repeats)
 
 
 def array_binding(x: np.ndarray, name: str):
@@ -225,10 +295,4 @@ def array_binding(x: np.ndarray, name: str):
 
 def cached_operator(device: Device, desc) -> CompiledOperator:
     """The compiled operator for a description, created once per device (the numpy-level API)."""
-    cache = device.__dict__.setdefault("_operator_cache", {})
-    op = cache.get(desc)
-    if op is None:
-        if len(cache) >= 64:
-            cache.pop(next(iter(cache)))
-        op = cache[desc] = device.create_operator(desc)
-    return op
+    return device.operator(desc)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
+from ..runtime.capabilities import Capabilities
 from ..runtime.device import Device, Kernel, default_device
 from ..tensor import TensorChecker, TensorDesc, nested_order, same_data_type
 from .base import CompiledOperator, array_binding, cached_operator
@@ -80,7 +81,8 @@ class _DepthSpaceDesc:
             why = "{N, C*BlockSize^2, H/BlockSize, W/BlockSize}"
         out.sizes_equal(self.output_sizes(self.input_tensor.sizes), why)
 
-    def kernel(self) -> Kernel:
+    def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
+        """The shader variant for this description on a device with these capabilities."""
         return self._rows_kernel() or self._element_kernel()
 
     def _rows_kernel(self) -> Optional[Kernel]:
@@ -134,7 +136,8 @@ class _DepthSpaceDesc:
 
     def _compile(self, device: Device) -> CompiledOperator:
         self.validate(device.feature_level)
-        op = CompiledOperator(device, self, [self.input_tensor], [self.output_tensor], [self.kernel()])
+        op = CompiledOperator(device, self, [self.input_tensor], [self.output_tensor],
+                              [self.kernel(device.capabilities)])
         op.operator_name = self.operator_type.dml_name
         return op
 

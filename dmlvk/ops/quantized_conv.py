@@ -9,6 +9,7 @@ import numpy as np
 
 from ..enums import DataType, FeatureLevel, OperatorType
 from ..errors import ValidationError
+from ..runtime.capabilities import Capabilities
 from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
 from .base import CompiledOperator, array_binding, cached_operator
@@ -201,7 +202,8 @@ class QuantizedLinearConvolutionDesc:
 
     # ---- compilation --------------------------------------------------------------------------
 
-    def kernel(self) -> Kernel:
+    def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
+        """The shader variant for this description (every variant is portable today)."""
         geo = self.conv_params()
         t = self.tensors()
         n, c, h, w = geo["input"]
@@ -242,22 +244,23 @@ def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
 
 class QuantizedLinearConvolutionOperator(CompiledOperator):
     operator_name = OP
+    _param_slots = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP)
 
     def __init__(self, device: Device, desc: QuantizedLinearConvolutionDesc):
-        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor], [desc.kernel()])
+        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor],
+                         [desc.kernel(device.capabilities)])
         self.m = desc.conv_params()["filter"][0]
-        self._params = Buffer(device, 4 * (2 + 3 * self.m))
 
-    def _internal_bindings(self, bindings: list) -> list:
-        """Requantization parameters, computed on the host from the bound scale, zero-point and
-        bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in float32)."""
+    def _parameters(self, srcs: dict) -> np.ndarray:
+        """Requantization parameters (binding _PARAMS), computed on the host from the bound scale,
+        zero-point and bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in
+        float32)."""
         d = self.input_descs
 
         def values(slot, default):
             if d[slot] is None:
                 return np.array([default])
-            src = bindings[slot] if bindings[slot] is not None else self._owned[slot]
-            return _read_elements(d[slot], src, d[slot].data_type.numpy_dtype)
+            return _read_elements(d[slot], srcs[slot], d[slot].data_type.numpy_dtype)
 
         m = self.m
         per_m = lambda v: np.broadcast_to(v, (m,)) if v.size == 1 else v
@@ -269,8 +272,7 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         params[2:2 + m] = mult.view(np.int32)
         params[2 + m:2 + 2 * m] = per_m(values(FILTER_ZP, 0))
         params[2 + 2 * m:] = per_m(values(BIAS, 0))
-        self._params.write(params)
-        return [self._params]
+        return params
 
 
 # ---- numpy-level API --------------------------------------------------------------------------

@@ -1,26 +1,45 @@
-"""Device: a Kompute Manager on one Vulkan physical device, device-resident buffers, dispatch."""
+"""Device: one Vulkan device through Kompute (kp 0.9.0 with dmlvk's patches), its buffers, memory
+accounting and submissions. dmlvk/runtime/ is the only package that imports kp.
+
+Threading: a Device may be used from any number of threads. Every submission (and every transfer)
+takes the device's lock, and kp releases the GIL while it waits for the GPU, so other threads stage
+their data meanwhile. A process forked after using a device gets a clear error from that device and
+a fresh default device (a Vulkan device cannot cross fork())."""
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import numpy as np
 
 from ..enums import FeatureLevel
 from ..errors import DeviceLimitError, UnsupportedError
+from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
 from .vkinfo import PhysicalDeviceInfo, physical_devices
 
 try:
     import kp
 except ImportError as e:  # pragma: no cover - the set-up script builds kp
-    raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0); run ci/setup.sh") from e
+    raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0 with dmlvk's patches); "
+                      "run ci/setup.sh") from e
+
+if not hasattr(kp.Manager, "enabled_features"):  # pragma: no cover
+    raise ImportError("this kp lacks dmlvk's patches (third_party/kompute); rebuild it with ci/setup.sh")
 
 
 class OutOfDeviceMemory(MemoryError):
-    """The Vulkan device could not allocate a buffer."""
+    """The Vulkan device could not allocate a buffer (or it would exceed the device's memory)."""
+
+
+_HEAP_DEVICE_LOCAL = 1
+_PRUNE_EVERY = 256          # kp objects created between prunings of the Manager's dead entries
+_OPERATOR_CACHE = 64        # compiled operators kept per device for the numpy-level API
 
 
 def devices() -> List[PhysicalDeviceInfo]:
@@ -31,7 +50,8 @@ def devices() -> List[PhysicalDeviceInfo]:
 @dataclass(frozen=True)
 class Kernel:
     """One shader dispatch of an operator: `count` work items, `local_size` per workgroup.
-    `push` holds the operator's push constants; the dispatcher appends (items, first item)."""
+    `push` holds the operator's push constants; the dispatcher appends (items, first item).
+    The shader writes its last binding and only reads the others."""
     shader: str
     spec: tuple           # specialization constants 1..n (constant 0 is the local size)
     push: tuple
@@ -39,6 +59,13 @@ class Kernel:
     slots: tuple          # which of the operator's bindings the shader's bindings 0..k are
     local_size: int = 128
     defines: tuple = ()
+
+
+def _version(v: int) -> str:
+    return f"{(v >> 22) & 0x7F}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+_LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
 
 
 class Device:
@@ -69,9 +96,22 @@ class Device:
                                    f"(DXGI_ERROR_UNSUPPORTED)") from None
         self.index = int(index)
         self.info = infos[self.index]
+        self._lock = threading.RLock()      # the queue, the Manager and the accounting below
+        self._pid = os.getpid()
         self._mgr = kp.Manager(self.index)
+        self.capabilities: Capabilities = device_capabilities(
+            self.info, self._mgr.enabled_features(), _version(self._mgr.api_version()))
         # Overridable in tests to exercise dispatch tiling without huge tensors.
         self.max_workgroup_count = tuple(self.info.max_compute_work_group_count)
+        self._transfer = self._mgr.sequence()     # re-recorded for each Buffer transfer
+        self._created = 0
+        self._operators: "OrderedDict[object, object]" = OrderedDict()
+        self._init_memory()
+        if self.info.device_type != "CPU":
+            # A short poll of the fence saves the blocking wait's wake-up on quick submissions; on
+            # a CPU device the poll would take a core from the driver's own threads.
+            kp.set_fence_spin_us(int(os.environ.get("DMLVK_FENCE_SPIN_US", "200")))
+        _LIVE.add(self)
 
     def __repr__(self):
         return f"<dmlvk.Device {self.index}: {self.info.name} at {self.feature_level.dml_name}>"
@@ -87,7 +127,92 @@ class Device:
             raise TypeError(f"not an operator description: {type(desc).__name__}")
         return compile_fn(self)
 
-    # ---- memory ---------------------------------------------------------------------------------
+    def operator(self, desc):
+        """The compiled operator for a description, created once per device and kept in a small
+        cache (the numpy-level API uses it)."""
+        with self._lock:
+            op = self._operators.get(desc)
+            if op is not None:
+                self._operators.move_to_end(desc)
+                return op
+        op = self.create_operator(desc)
+        with self._lock:
+            self._operators[desc] = op
+            while len(self._operators) > _OPERATOR_CACHE:
+                self._operators.popitem(last=False)
+        return op
+
+    def command_list(self) -> "CommandList":
+        """A DirectML-style command recorder: record operators over dmlvk.Buffers, execute them all
+        in one submission."""
+        from .commands import CommandList
+        return CommandList(self)
+
+    # ---- process and kp bookkeeping -------------------------------------------------------------
+
+    def _check_process(self) -> None:
+        if self._pid != os.getpid():
+            raise UnsupportedError(
+                f"{self.name} was opened by process {self._pid} before a fork; a Vulkan device cannot be "
+                f"used across fork(): create a new dmlvk.Device in this process (the numpy-level "
+                f"functions do so by themselves)")
+
+    def _made(self, count: int = 1) -> None:
+        """Count new kp objects; kp's Manager keeps a weak pointer to each until pruned."""
+        self._created += count
+        if self._created >= _PRUNE_EVERY:
+            self._created = 0
+            with self._lock:
+                self._mgr.clear()
+
+    def _after_fork_in_child(self) -> None:
+        # The child must never destroy the parent's Vulkan objects (the driver's threads and queues
+        # are not in this process): keep them alive for the rest of the process.
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
+        self._lock = threading.RLock()
+
+    # ---- memory -------------------------------------------------------------------------------
+
+    def _init_memory(self) -> None:
+        heaps = self._mgr.memory_heaps()
+        local = [i for i, h in enumerate(heaps) if h[3] & _HEAP_DEVICE_LOCAL] or list(range(len(heaps)))
+        host = [i for i, h in enumerate(heaps) if not h[3] & _HEAP_DEVICE_LOCAL] or local
+        pick = lambda ids: max(ids, key=lambda i: heaps[i][0])
+        # A buffer is device-local memory plus host-visible staging of the same size (on one heap
+        # when the device has only one, as lavapipe and integrated GPUs do).
+        self._heap_of = (pick(local), pick(host))
+        self._heap_used = {i: 0 for i in range(len(heaps))}
+        self._budgeted = "VK_EXT_memory_budget" in self._mgr.enabled_features()
+
+    def memory(self) -> dict:
+        """Bytes dmlvk holds on each heap it allocates from, against the heap's size and budget."""
+        heaps = self._mgr.memory_heaps()
+        out = {}
+        for role, i in zip(("device", "staging"), self._heap_of):
+            out.setdefault(i, {"roles": [], "heap": i, "size": heaps[i][0], "budget": heaps[i][1],
+                               "process_usage": heaps[i][2] if self._budgeted else None,
+                               "dmlvk_bytes": self._heap_used[i]})["roles"].append(role)
+        return {"heaps": list(out.values())}
+
+    def _reserve(self, nbytes: int) -> None:
+        heaps = self._mgr.memory_heaps()
+        need = {}
+        for i in self._heap_of:
+            need[i] = need.get(i, 0) + nbytes
+        for i, n in need.items():
+            size, budget, usage, _ = heaps[i]
+            over = (usage + n > budget) if self._budgeted else (self._heap_used[i] + n > size)
+            if over:
+                raise OutOfDeviceMemory(
+                    f"{self.name}: allocating {nbytes} bytes would exceed memory heap {i} "
+                    f"({self._heap_used[i]} bytes held by dmlvk, heap size {size}, budget {budget})")
+        for i, n in need.items():
+            self._heap_used[i] += n
+
+    def _unreserve(self, nbytes: int) -> None:
+        with self._lock:
+            for i in self._heap_of:
+                self._heap_used[i] -= nbytes
 
     def check_binding_size(self, nbytes: int, what: str) -> None:
         limit = self.info.max_storage_buffer_range
@@ -97,16 +222,24 @@ class Device:
                 f"{limit} bytes per binding (maxStorageBufferRange)")
 
     def _new_tensor(self, nbytes: int, what: str = "buffer"):
+        """A kp device tensor of whole words (at least nbytes), counted against the heaps."""
         self.check_binding_size(nbytes, what)
+        self._check_process()
         words = max(1, -(-nbytes // 4))
-        try:
-            return self._mgr.tensor_t(np.zeros(words, np.uint32), kp.TensorTypes.device)
-        except MemoryError:
-            raise OutOfDeviceMemory(f"host memory exhausted allocating {nbytes} bytes") from None
-        except RuntimeError as e:
-            if "OutOf" in str(e) or "out of" in str(e).lower():
-                raise OutOfDeviceMemory(f"{self.name} could not allocate {nbytes} bytes: {e}") from None
-            raise
+        with self._lock:
+            self._reserve(4 * words)
+            try:
+                t = self._mgr.tensor_t(np.zeros(words, np.uint32), kp.TensorTypes.device)
+            except (MemoryError, RuntimeError) as e:
+                for i in self._heap_of:
+                    self._heap_used[i] -= 4 * words
+                if isinstance(e, MemoryError):
+                    raise OutOfDeviceMemory(f"host memory exhausted allocating {nbytes} bytes") from None
+                if "OutOf" in str(e) or "out of" in str(e).lower():
+                    raise OutOfDeviceMemory(f"{self.name} could not allocate {nbytes} bytes: {e}") from None
+                raise
+        self._made()
+        return t, 4 * words
 
     def buffer(self, nbytes: int) -> "Buffer":
         """A zero-filled device-resident buffer of at least nbytes bytes."""
@@ -121,7 +254,21 @@ class Device:
         buf.write(raw)
         return buf
 
-    # ---- dispatch -------------------------------------------------------------------------------
+    # ---- submission ---------------------------------------------------------------------------
+
+    def _submit(self, seq) -> None:
+        """Run a recorded kp sequence and wait for it (one submission at a time per device)."""
+        self._check_process()
+        with self._lock:
+            seq.eval()
+
+    def _sync(self, tensor, to_device: bool) -> None:
+        self._check_process()
+        op = kp.OpTensorSyncDevice([tensor]) if to_device else kp.OpTensorSyncLocal([tensor])
+        with self._lock:
+            self._transfer.clear()
+            self._transfer.record(op)
+            self._transfer.eval()
 
     def plan(self, count: int, local_size: int):
         """Split `count` work items into dispatches no larger than maxComputeWorkGroupCount:
@@ -138,36 +285,27 @@ class Device:
             yield first, items, (gx, gy, 1)
             first += items
 
-    def algorithms(self, kernel: Kernel, tensors: Sequence) -> list:
+    def _algorithms(self, kernel: Kernel, tensors: list) -> list:
         """kp.Algorithms (one per dispatch of the plan) with their push constants."""
         spirv = compile_shader(kernel.shader, kernel.defines)
         spec = np.array((kernel.local_size,) + tuple(kernel.spec), dtype=np.uint32)
         out = []
-        for first, items, grid in self.plan(kernel.count, kernel.local_size):
-            push = np.array(tuple(kernel.push) + (items, first), dtype=np.uint32)
-            algo = self._mgr.algorithm(list(tensors), spirv, list(grid), spec, push)
-            out.append((algo, push))
+        with self._lock:
+            for first, items, grid in self.plan(kernel.count, kernel.local_size):
+                push = np.array(tuple(kernel.push) + (items, first), dtype=np.uint32)
+                out.append((self._mgr.algorithm(tensors, spirv, list(grid), spec, push), push))
+        self._made(len(out))
         return out
 
-    def sequence(self, timestamps: int = 0):
-        return self._mgr.sequence(total_timestamps=timestamps)
-
-    def time(self, kernels: Sequence[Kernel], tensors: Sequence, repeats: int) -> List[float]:
-        """GPU seconds of each of `repeats` back-to-back runs of the kernels over kp tensors
-        (tensors[i] is the operator binding i; a kernel's slots pick its bindings)."""
-        dispatches = []
-        for k in kernels:
-            dispatches += self.algorithms(k, [tensors[s] for s in k.slots])
-        seq = self.sequence(timestamps=repeats * len(dispatches) + 1)
-        for _ in range(repeats):
-            for algo, push in dispatches:
-                seq.record(kp.OpAlgoDispatch(algo, push))
-        seq.eval()
-        # Kompute writes a timestamp before the first operation and after each one.
-        ticks = np.array(seq.get_timestamps(), dtype=np.float64)
-        per_op = np.diff(ticks) * self.info.timestamp_period * 1e-9
-        n = len(dispatches)
-        return [float(per_op[i * n:(i + 1) * n].sum()) for i in range(repeats)]
+    def time(self, dispatches, repeats: int) -> List[float]:
+        """GPU seconds of each of `repeats` back-to-back runs of the dispatches, a list of
+        (Kernel, Buffers bound to the kernel's bindings), with no barriers between runs."""
+        from .commands import Program
+        prog = Program(self, list(dispatches) * repeats, barriers=False, timestamps=True)
+        prog.run()
+        per_op = prog.op_seconds()
+        n = len(per_op) // repeats
+        return [float(sum(per_op[i * n:(i + 1) * n])) for i in range(repeats)]
 
 
 def host_bytes(a, what: str, writable: bool = False) -> np.ndarray:
@@ -182,34 +320,38 @@ def host_bytes(a, what: str, writable: bool = False) -> np.ndarray:
 
 
 class Buffer:
-    """Device-resident memory (a Kompute device tensor plus its host staging copy)."""
+    """Device-resident memory (a Kompute device tensor plus its host staging copy).
+
+    `version` counts the writes the buffer has seen (Buffer.write and operator outputs)."""
 
     def __init__(self, device: Device, nbytes: int):
         self.device = device
         self.nbytes = nbytes
-        self._tensor = device._new_tensor(nbytes)
-        self._to_device = device.sequence().record(kp.OpTensorSyncDevice([self._tensor]))
-        self._to_host = device.sequence().record(kp.OpTensorSyncLocal([self._tensor]))
+        self._tensor, reserved = device._new_tensor(nbytes)
+        self._host = self._tensor.data().view(np.uint8)     # the mapped staging memory
+        self._lock = threading.Lock()
+        self.version = 0
+        weakref.finalize(self, device._unreserve, reserved)
 
     def __repr__(self):
         return f"<dmlvk.Buffer {self.nbytes} bytes on {self.device.name}>"
-
-    def _staging(self) -> np.ndarray:
-        return self._tensor.data().view(np.uint8)
 
     def write(self, data, offset: int = 0) -> None:
         raw = host_bytes(np.asarray(data), "data")
         if offset < 0 or offset + raw.size > self.nbytes:
             raise ValueError(f"writing {raw.size} bytes at offset {offset} overruns a {self.nbytes}-byte buffer")
-        if offset or raw.size < self.nbytes:
-            self._to_host.eval()   # keep the bytes outside the written range
-        self._staging()[offset:offset + raw.size] = raw
-        self._to_device.eval()
+        with self._lock:
+            if offset or raw.size < self.nbytes:
+                self.device._sync(self._tensor, to_device=False)   # keep the bytes outside the range
+            self._host[offset:offset + raw.size] = raw
+            self.device._sync(self._tensor, to_device=True)
+            self.version += 1
 
     def read(self) -> np.ndarray:
         """A host copy of the buffer's bytes."""
-        self._to_host.eval()
-        return self._staging()[:self.nbytes].copy()
+        with self._lock:
+            self.device._sync(self._tensor, to_device=False)
+            return self._host[:self.nbytes].copy()
 
     def numpy(self, dtype, shape) -> np.ndarray:
         """The first prod(shape) elements as a packed array."""
@@ -218,12 +360,28 @@ class Buffer:
         return self.read()[:n * dt.itemsize].view(dt).reshape(shape)
 
 
-_DEFAULT: "OrderedDict[int, Device]" = OrderedDict()
+_DEFAULT: "dict[str, Device]" = {}
+_DEFAULT_LOCK = threading.Lock()
 
 
 def default_device() -> Device:
     """The process-wide device the numpy-level functions use ($DMLVK_DEVICE or 0, FL 6_4)."""
     key = os.environ.get("DMLVK_DEVICE", "")
-    if key not in _DEFAULT:
-        _DEFAULT[key] = Device()
-    return _DEFAULT[key]
+    dev = _DEFAULT.get(key)
+    if dev is None:
+        with _DEFAULT_LOCK:
+            dev = _DEFAULT.get(key)
+            if dev is None:
+                dev = _DEFAULT[key] = Device()
+    return dev
+
+
+def _after_fork_in_child() -> None:
+    global _DEFAULT_LOCK
+    _DEFAULT_LOCK = threading.Lock()
+    _DEFAULT.clear()
+    for dev in list(_LIVE):
+        dev._after_fork_in_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -15,6 +15,9 @@ _ST_INSTANCE_CREATE_INFO = 1
 _ST_PROPERTIES_2 = 1000059001
 _ST_SUBGROUP_PROPERTIES = 1000094000
 _ST_DRIVER_PROPERTIES = 1000196000
+_ST_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
+_ST_COOPERATIVE_MATRIX_PROPERTIES = 1000506001
+_COOPERATIVE_MATRIX_EXTENSION = b"VK_KHR_cooperative_matrix"
 _U32 = ctypes.c_uint32
 
 
@@ -87,6 +90,23 @@ class _DriverProperties(ctypes.Structure):
                 ("conformanceVersion", ctypes.c_uint8 * 4)]
 
 
+class _SubgroupSizeControlProperties(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("minSubgroupSize", _U32),
+                ("maxSubgroupSize", _U32), ("maxComputeWorkgroupSubgroups", _U32),
+                ("requiredSubgroupSizeStages", _U32)]
+
+
+class _CooperativeMatrixProperties(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("MSize", _U32), ("NSize", _U32),
+                ("KSize", _U32), ("AType", ctypes.c_int32), ("BType", ctypes.c_int32),
+                ("CType", ctypes.c_int32), ("ResultType", ctypes.c_int32),
+                ("saturatingAccumulation", _U32), ("scope", ctypes.c_int32)]
+
+
+class _ExtensionProperties(ctypes.Structure):
+    _fields_ = [("extensionName", ctypes.c_char * 256), ("specVersion", _U32)]
+
+
 class _AppInfo(ctypes.Structure):
     _fields_ = [("sType", ctypes.c_int32), ("pNext", ctypes.c_void_p), ("pApplicationName", ctypes.c_char_p),
                 ("applicationVersion", _U32), ("pEngineName", ctypes.c_char_p), ("engineVersion", _U32),
@@ -101,6 +121,28 @@ class _InstanceInfo(ctypes.Structure):
 
 
 _TYPES = {0: "other", 1: "integrated GPU", 2: "discrete GPU", 3: "virtual GPU", 4: "CPU"}
+# VkComponentTypeKHR and VkScopeKHR values, by the names dmlvk reports.
+_COMPONENTS = {0: "float16", 1: "float32", 2: "float64", 3: "int8", 4: "int16", 5: "int32", 6: "int64",
+               7: "uint8", 8: "uint16", 9: "uint32", 10: "uint64", 1000141000: "bfloat16"}
+_SCOPES = {1: "device", 2: "workgroup", 3: "subgroup", 5: "queue family"}
+
+
+@dataclass(frozen=True)
+class CooperativeMatrixType:
+    """One VkCooperativeMatrixPropertiesKHR entry: (M x K) A times (K x N) B plus C -> result."""
+    m: int
+    n: int
+    k: int
+    a: str
+    b: str
+    c: str
+    result: str
+    saturating: bool
+    scope: str
+
+    def __str__(self):
+        sat = ", saturating" if self.saturating else ""
+        return f"{self.a}x{self.b}->{self.result} {self.m}x{self.n}x{self.k} ({self.scope}{sat})"
 
 
 @dataclass(frozen=True)
@@ -119,6 +161,10 @@ class PhysicalDeviceInfo:
     max_compute_work_group_invocations: int
     subgroup_size: int
     timestamp_period: float      # nanoseconds per GPU timestamp tick
+    min_subgroup_size: int = 0   # subgroup size control's range (0 where the device lacks it)
+    max_subgroup_size: int = 0
+    extensions: frozenset = frozenset()
+    cooperative_matrix_types: tuple = ()   # CooperativeMatrixType, where VK_KHR_cooperative_matrix is listed
 
 
 def _version(v: int) -> str:
@@ -135,10 +181,44 @@ def _loader():
     raise OSError("the Vulkan loader (libvulkan.so.1) was not found; install libvulkan1")
 
 
+def _device_extensions(vk, handle) -> frozenset:
+    vk.vkEnumerateDeviceExtensionProperties.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                         ctypes.POINTER(_U32), ctypes.c_void_p]
+    count = _U32(0)
+    vk.vkEnumerateDeviceExtensionProperties(handle, None, ctypes.byref(count), None)
+    props = (_ExtensionProperties * count.value)()
+    vk.vkEnumerateDeviceExtensionProperties(handle, None, ctypes.byref(count), props)
+    return frozenset(e.extensionName.decode(errors="replace") for e in props[:count.value])
+
+
+def _cooperative_matrix_types(vk, instance, handle) -> tuple:
+    """vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR (an instance-level extension command)."""
+    vk.vkGetInstanceProcAddr.restype = ctypes.c_void_p
+    vk.vkGetInstanceProcAddr.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    addr = vk.vkGetInstanceProcAddr(instance, b"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
+    if not addr:
+        return ()
+    fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(_U32),
+                          ctypes.POINTER(_CooperativeMatrixProperties))(addr)
+    count = _U32(0)
+    if fn(handle, ctypes.byref(count), None) != 0:
+        return ()
+    props = (_CooperativeMatrixProperties * count.value)()
+    for p in props:
+        p.sType = _ST_COOPERATIVE_MATRIX_PROPERTIES
+    if fn(handle, ctypes.byref(count), props) != 0:
+        return ()
+    name = lambda t: _COMPONENTS.get(t, str(t))
+    return tuple(CooperativeMatrixType(p.MSize, p.NSize, p.KSize, name(p.AType), name(p.BType), name(p.CType),
+                                       name(p.ResultType), bool(p.saturatingAccumulation),
+                                       _SCOPES.get(p.scope, str(p.scope)))
+                 for p in props[:count.value])
+
+
 def physical_devices() -> List[PhysicalDeviceInfo]:
     """Every Vulkan physical device the loader reports, with the limits dmlvk uses."""
     vk = _loader()
-    app = _AppInfo(_ST_APPLICATION_INFO, None, b"dmlvk", 1, b"dmlvk", 1, (1 << 22) | (1 << 12))
+    app = _AppInfo(_ST_APPLICATION_INFO, None, b"dmlvk", 1, b"dmlvk", 1, (1 << 22) | (3 << 12))
     info = _InstanceInfo(_ST_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app), 0, None, 0, None)
     instance = ctypes.c_void_p()
     vk.vkCreateInstance.argtypes = [ctypes.POINTER(_InstanceInfo), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
@@ -154,11 +234,17 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
         vk.vkGetPhysicalDeviceProperties2.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Properties2)]
         out = []
         for i, h in enumerate(handles[:count.value]):
+            extensions = _device_extensions(vk, h)
             driver = _DriverProperties(_ST_DRIVER_PROPERTIES, None)
-            subgroup = _SubgroupProperties(_ST_SUBGROUP_PROPERTIES, ctypes.cast(ctypes.pointer(driver), ctypes.c_void_p))
+            sizes = _SubgroupSizeControlProperties(_ST_SUBGROUP_SIZE_CONTROL_PROPERTIES,
+                                                   ctypes.cast(ctypes.pointer(driver), ctypes.c_void_p))
+            subgroup = _SubgroupProperties(_ST_SUBGROUP_PROPERTIES, ctypes.cast(ctypes.pointer(sizes), ctypes.c_void_p))
             props2 = _Properties2(_ST_PROPERTIES_2, ctypes.cast(ctypes.pointer(subgroup), ctypes.c_void_p))
             vk.vkGetPhysicalDeviceProperties2(h, ctypes.byref(props2))
             p, lim = props2.properties, props2.properties.limits
+            coop = ()
+            if _COOPERATIVE_MATRIX_EXTENSION.decode() in extensions:
+                coop = _cooperative_matrix_types(vk, instance, h)
             out.append(PhysicalDeviceInfo(
                 index=i, name=p.deviceName.decode(errors="replace"),
                 device_type=_TYPES.get(p.deviceType, str(p.deviceType)), vendor_id=p.vendorID,
@@ -169,7 +255,9 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
                 max_compute_shared_memory_size=lim.maxComputeSharedMemorySize,
                 max_compute_work_group_count=tuple(lim.maxComputeWorkGroupCount),
                 max_compute_work_group_invocations=lim.maxComputeWorkGroupInvocations,
-                subgroup_size=subgroup.subgroupSize, timestamp_period=float(lim.timestampPeriod)))
+                subgroup_size=subgroup.subgroupSize, timestamp_period=float(lim.timestampPeriod),
+                min_subgroup_size=sizes.minSubgroupSize, max_subgroup_size=sizes.maxSubgroupSize,
+                extensions=extensions, cooperative_matrix_types=coop))
         return out
     finally:
         vk.vkDestroyInstance.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

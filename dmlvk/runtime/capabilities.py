@@ -1,0 +1,94 @@
+"""What a device offers dmlvk's kernels: the optional Vulkan features it was created with, as data.
+
+Kernels choose a variant as a pure function of (operator description, Capabilities); the portable
+variant needs nothing from this record. DMLVK_DISABLE_FEATURES (a comma-separated list of Vulkan
+feature or extension names, or "all") hides features from that choice, so the portable path can
+be run on a device that has the fast one."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+from .vkinfo import PhysicalDeviceInfo
+
+DISABLE_ENV = "DMLVK_DISABLE_FEATURES"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    features: frozenset                   # Vulkan names of the enabled features and extensions
+    api_version: str = "1.1.0"            # the version the device is used at
+    subgroup_size: int = 0
+    min_subgroup_size: int = 0
+    max_subgroup_size: int = 0
+    cooperative_matrix_types: tuple = ()  # vkinfo.CooperativeMatrixType, when cooperativeMatrix is on
+    disabled: frozenset = field(default=frozenset())   # names hidden by without() / the environment
+
+    def has(self, name: str) -> bool:
+        return name in self.features
+
+    @property
+    def int8_arithmetic(self) -> bool:
+        return self.has("shaderInt8")
+
+    @property
+    def storage_8bit(self) -> bool:
+        return self.has("storageBuffer8BitAccess")
+
+    @property
+    def storage_16bit(self) -> bool:
+        return self.has("storageBuffer16BitAccess")
+
+    @property
+    def integer_dot_product(self) -> bool:
+        return self.has("shaderIntegerDotProduct")
+
+    def cooperative_matrix(self, a: str, b: str, result: str) -> tuple:
+        """The subgroup-scope (M, N, K) shapes the device multiplies a x b -> result in."""
+        if not self.has("cooperativeMatrix"):
+            return ()
+        return tuple((t.m, t.n, t.k) for t in self.cooperative_matrix_types
+                     if (t.a, t.b, t.result, t.scope) == (a, b, result, "subgroup"))
+
+    def without(self, names: Iterable[str]) -> "Capabilities":
+        """The same record with the named features (or every feature, for "all") hidden."""
+        names = set(names)
+        gone = set(self.features) if "all" in names else names & self.features
+        types = () if "cooperativeMatrix" in gone else self.cooperative_matrix_types
+        return replace(self, features=self.features - gone, disabled=self.disabled | gone,
+                       cooperative_matrix_types=types)
+
+    def lines(self) -> list:
+        """Human-readable lines for `dmlvk devices`."""
+        f = self.features
+        yes = lambda b: "yes" if b else "no"
+        out = [f"Vulkan {self.api_version}; subgroup size {self.subgroup_size}"
+               + (f" ({self.min_subgroup_size}-{self.max_subgroup_size} with subgroupSizeControl)"
+                  if "subgroupSizeControl" in f else ""),
+               f"int8 arithmetic {yes(self.int8_arithmetic)}, 8-bit storage {yes(self.storage_8bit)}, "
+               f"16-bit storage {yes(self.storage_16bit)}, float16 {yes('shaderFloat16' in f)}, "
+               f"integer dot product {yes(self.integer_dot_product)}, "
+               f"memory model {yes('vulkanMemoryModel' in f)}"]
+        if self.cooperative_matrix_types:
+            out.append("cooperative matrices: " + "; ".join(map(str, self.cooperative_matrix_types)))
+        else:
+            out.append("cooperative matrices: none")
+        if self.disabled:
+            out.append(f"hidden by {DISABLE_ENV}: {', '.join(sorted(self.disabled))}")
+        return out
+
+
+def disabled_by_environment() -> set:
+    raw = os.environ.get(DISABLE_ENV, "")
+    return {n.strip() for n in raw.split(",") if n.strip()}
+
+
+def device_capabilities(info: PhysicalDeviceInfo, enabled: Iterable[str], api_version: str) -> Capabilities:
+    """The record for a device created with the `enabled` features, less those the environment hides."""
+    enabled = frozenset(enabled)
+    caps = Capabilities(
+        features=enabled, api_version=api_version, subgroup_size=info.subgroup_size,
+        min_subgroup_size=info.min_subgroup_size, max_subgroup_size=info.max_subgroup_size,
+        cooperative_matrix_types=info.cooperative_matrix_types if "cooperativeMatrix" in enabled else ())
+    return caps.without(disabled_by_environment())

@@ -1,0 +1,148 @@
+"""Recorded submissions (Program) and DirectML's command recorder (CommandList).
+
+A Program is recorded once and run many times: uploads, then dispatches with a pipeline barrier
+wherever a dispatch touches a buffer an earlier one wrote (or writes one an earlier one read), then
+downloads; one submission, one fence wait."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from .device import Buffer, Device, Kernel, kp
+
+# Vulkan access and pipeline-stage flag values.
+_SHADER_READ, _SHADER_WRITE, _TRANSFER_WRITE = 0x20, 0x40, 0x1000
+_STAGE_COMPUTE, _STAGE_TRANSFER = 0x800, 0x1000
+
+
+def _barrier(buffers, src_access: int, src_stage: int):
+    """Make earlier writes (src_access at src_stage) visible to compute-shader reads and writes."""
+    tensors = list({id(b): b._tensor for b in buffers}.values())
+    return kp.OpMemoryBarrier(tensors, src_access, _SHADER_READ | _SHADER_WRITE, src_stage, _STAGE_COMPUTE)
+
+
+class Program:
+    """One recorded submission over dmlvk Buffers.
+
+    dispatches: (Kernel, Buffers bound to the kernel's bindings) in order; each kernel writes its
+    last binding. barriers=False records none (timing back-to-back runs of one operator)."""
+
+    def __init__(self, device: Device, dispatches: Sequence[Tuple[Kernel, tuple]],
+                 uploads: Sequence[Buffer] = (), downloads: Sequence[Buffer] = (),
+                 barriers: bool = True, timestamps: bool = False):
+        self.device = device
+        ops, timed = [], []
+        if uploads:
+            ops.append(kp.OpTensorSyncDevice([b._tensor for b in uploads]))
+            timed.append(False)
+        if barriers and dispatches:
+            # Writes of earlier submissions or of the uploads above, before this program's shaders
+            # read or overwrite them.
+            ops.append(_barrier([b for _, bufs in dispatches for b in bufs],
+                                _TRANSFER_WRITE | _SHADER_WRITE, _STAGE_TRANSFER | _STAGE_COMPUTE))
+            timed.append(False)
+        written, read = {}, {}
+        self._algorithms = []
+        for kernel, bufs in dispatches:
+            out, ins = bufs[-1], bufs[:-1]
+            hazards = [b for b in ins if id(b) in written] + [out] * (id(out) in written or id(out) in read)
+            if barriers and hazards:
+                ops.append(_barrier(hazards, _SHADER_WRITE, _STAGE_COMPUTE))
+                timed.append(False)
+                written, read = {}, {}
+            for algo, push in device._algorithms(kernel, [b._tensor for b in bufs]):
+                ops.append(kp.OpAlgoDispatch(algo, push))
+                timed.append(True)
+                self._algorithms.append(algo)
+            written[id(out)] = out
+            read.update((id(b), b) for b in ins)
+        if downloads:
+            ops.append(kp.OpTensorSyncLocal([b._tensor for b in downloads]))
+            timed.append(False)
+        with device._lock:
+            self._seq = device._mgr.sequence(total_timestamps=len(ops) if timestamps else 0)
+            for op in ops:
+                self._seq.record(op)
+        device._made()
+        self._timed = np.array(timed, bool)
+        self.barriers = sum(isinstance(op, kp.OpMemoryBarrier) for op in ops)
+        # Bound Buffers stay alive while the program does (their ids key the callers' caches).
+        self._buffers = [b for _, bufs in dispatches for b in bufs] + list(uploads) + list(downloads)
+
+    def run(self) -> None:
+        self.device._submit(self._seq)
+
+    def op_seconds(self) -> List[float]:
+        """GPU seconds of each dispatch of the last run (a program recorded with timestamps)."""
+        ticks = np.array(self._seq.get_timestamps(), dtype=np.float64)
+        per_op = np.diff(ticks) * self.device.info.timestamp_period * 1e-9
+        return list(per_op[self._timed[:len(per_op)]])
+
+
+@dataclass
+class BoundCall:
+    """One operator execution over Buffers, as a command list records it."""
+    dispatches: List[Tuple[Kernel, tuple]]
+    outputs: List[Buffer]
+    uploads: List[Buffer] = field(default_factory=list)     # host-side parameters, sent every run
+    host_reads: List[Buffer] = field(default_factory=list)  # bindings prepare() reads on the host
+    prepare: Callable[[], None] = lambda: None               # refreshes the uploads' host bytes
+
+
+class CommandList:
+    """IDMLCommandRecorder over one device: record(op, inputs, outputs) with dmlvk.Buffers (None for
+    absent optional tensors), then execute() runs everything recorded in one submission, in
+    order, with barriers between dependent dispatches. Execute again after the Buffers' contents
+    change. Recording checks the bindings as CompiledOperator.execute does."""
+
+    def __init__(self, device: Device):
+        self.device = device
+        self._calls: List[BoundCall] = []
+        self._program = None
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        return len(self._calls)
+
+    def __repr__(self):
+        return f"<dmlvk.CommandList of {len(self._calls)} operators on {self.device.name}>"
+
+    def record(self, op, inputs: Sequence, outputs: Sequence) -> "CommandList":
+        if getattr(op, "device", None) is not self.device:
+            raise ValueError("the operator was compiled for another device" if hasattr(op, "bind")
+                             else f"not a compiled operator: {type(op).__name__}")
+        call = op.bind(inputs, outputs)
+        with self._lock:
+            # Scale, zero-point and bias values are read on the host before the submission, so no
+            # operator in the same list may write them.
+            written = {id(b) for c in self._calls + [call] for b in c.outputs}
+            read = {id(b) for c in self._calls + [call] for b in c.host_reads}
+            if written & read:
+                raise ValueError(f"{getattr(op, 'operator_name', 'operator')}: a scale, zero-point or bias "
+                                 f"tensor is written by an operator of the same command list; its values "
+                                 f"are read on the host before the list runs")
+            self._calls.append(call)
+            self._program = None
+        return self
+
+    def execute(self) -> None:
+        with self._lock:
+            if not self._calls:
+                return
+            for c in self._calls:
+                c.prepare()
+            if self._program is None:
+                self._program = Program(self.device, [d for c in self._calls for d in c.dispatches],
+                                        uploads=[b for c in self._calls for b in c.uploads])
+            self._program.run()
+            for c in self._calls:
+                for b in c.outputs:
+                    b.version += 1
+
+    @property
+    def barriers(self) -> int:
+        """Pipeline barriers in the recorded submission (after the first execute)."""
+        return self._program.barriers if self._program is not None else 0
