@@ -2,6 +2,8 @@
 from .enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType, TensorFlags
 from .errors import DeviceLimitError, UnsupportedError, ValidationError
 from .tensor import TensorDesc, calc_buffer_tensor_size, packed_strides
+from .runtime.capabilities import Capabilities
+from .runtime.commands import CommandList
 from .runtime.device import Buffer, Device, OutOfDeviceMemory, default_device, devices
 from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
@@ -13,7 +15,7 @@ __all__ = [
     "DataType", "DepthSpaceOrder", "FeatureLevel", "OperatorType", "TensorFlags",
     "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory",
     "TensorDesc", "calc_buffer_tensor_size", "packed_strides",
-    "Device", "Buffer", "devices", "default_device", "CompiledOperator",
+    "Device", "Buffer", "devices", "default_device", "CompiledOperator", "CommandList", "Capabilities",
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",

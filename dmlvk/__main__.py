@@ -26,6 +26,8 @@ def cmd_devices(args) -> int:
               f"{d.max_push_constants_size} B, shared memory {d.max_compute_shared_memory_size} B, "
               f"subgroup {d.subgroup_size}, maxComputeWorkGroupCount {d.max_compute_work_group_count}")
         print(f"   DirectML feature level: {dmlvk.FeatureLevel.FL_6_4.dml_name} (highest emulated)")
+        for line in dmlvk.Device(d.index).capabilities.lines():
+            print(f"   {line}")
     return 0
 
 

@@ -6,7 +6,6 @@ threads may execute one operator at once; Buffers bound by two threads at once a
 race, as in DirectML."""
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -15,8 +14,6 @@ from ..enums import DataType, TensorFlags
 from ..runtime.commands import BoundCall, Program
 from ..runtime.device import Buffer, Device, Kernel, host_bytes
 from ..tensor import TensorDesc, nested_order
-
-_RECORDED_PROGRAMS = 8     # programs kept per staging context (LRU, keyed by the bound Buffers)
 
 
 def dense_span(desc: TensorDesc) -> Optional[int]:
@@ -30,14 +27,13 @@ def dense_span(desc: TensorDesc) -> Optional[int]:
 
 class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
-    and its key, and the programs recorded over them."""
-    __slots__ = ("staging", "programs", "params", "params_key")
+    and its key, and the program recorded over them (rebound when other Buffers come)."""
+    __slots__ = ("staging", "program", "program_key", "params", "params_key")
 
     def __init__(self):
         self.staging = {}
-        self.programs: "OrderedDict[tuple, Program]" = OrderedDict()
-        self.params = None
-        self.params_key = None
+        self.program = self.program_key = None
+        self.params = self.params_key = None
 
 
 class CompiledOperator:
@@ -180,7 +176,11 @@ class CompiledOperator:
     def execute(self, inputs: Sequence, outputs: Sequence) -> None:
         """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
         TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
-        bindings = self._checked_bindings(inputs, outputs)
+        self._execute_bindings(self._checked_bindings(inputs, outputs))
+
+    def _execute_bindings(self, bindings: list) -> None:
+        """Run over bindings in _checked_bindings' form (the numpy-level functions build them so
+        and skip the checks)."""
         try:
             state = self._contexts.pop()
         except IndexError:
@@ -226,14 +226,13 @@ class CompiledOperator:
     def _run(self, state: _Context, bindings: list) -> None:
         slots, uploads, downloads = self._stage(state, bindings)
         key = tuple(map(id, slots))
-        prog = state.programs.get(key)
+        prog = state.program
         if prog is None:
-            prog = Program(self.device, self._dispatches(slots), uploads, [t for t, _, _ in downloads])
-            state.programs[key] = prog
-            if len(state.programs) > _RECORDED_PROGRAMS:
-                state.programs.popitem(last=False)
-        else:
-            state.programs.move_to_end(key)
+            prog = state.program = Program(self.device, self._dispatches(slots), uploads,
+                                           [t for t, _, _ in downloads])
+        elif key != state.program_key:
+            prog.rebind(self._dispatches(slots), uploads, [t for t, _, _ in downloads])
+        state.program_key = key
         prog.run()
         for stage, raw, span in downloads:
             raw[:span] = stage._host[:span]
@@ -269,9 +268,9 @@ class CompiledOperator:
         return self.device.time(self._dispatches(slots), repeats)
 
 
-def array_binding(x: np.ndarray, name: str):
-    """(TensorDesc, host bytes) for an ndarray, keeping its strides where they are DirectML
-    strides (non-negative, element multiples, not mostly gaps) and copying otherwise."""
+def array_layout(x: np.ndarray, name: str) -> TensorDesc:
+    """The TensorDesc for an ndarray: its own strides where they are DirectML strides
+    (non-negative, element multiples, not mostly gaps), else packed (array_bytes then copies)."""
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a numpy array, got {type(x).__name__}")
     try:
@@ -282,15 +281,33 @@ def array_binding(x: np.ndarray, name: str):
     ok = all(s >= 0 and s % item == 0 for s in x.strides) and x.size > 0
     span = (sum((n - 1) * s for n, s in zip(x.shape, x.strides)) + item) if ok else 0
     if not ok or span > 4 * x.nbytes + 4096:
-        x = np.ascontiguousarray(x)
-        span = x.nbytes
-    desc = TensorDesc(dt, x.shape, tuple(s // item for s in x.strides))
-    raw = np.lib.stride_tricks.as_strided(x, shape=(span // item,), strides=(item,)).view(np.uint8)
+        return TensorDesc(dt, x.shape)
+    return TensorDesc(dt, x.shape, tuple(s // item for s in x.strides))
+
+
+def array_bytes(x: np.ndarray, desc: TensorDesc) -> np.ndarray:
+    """The host bytes of x laid out as desc (made by array_layout for x's shape, dtype and
+    strides), at least TotalTensorSizeInBytes long."""
+    item = x.itemsize
+    strides = desc.effective_strides
+    if tuple(s * item for s in strides) != x.strides:
+        x = np.ascontiguousarray(x)           # array_layout chose packed strides
+    if x.flags.c_contiguous:
+        raw = x.reshape(-1).view(np.uint8)
+    else:
+        span = (sum((n - 1) * s for n, s in zip(desc.sizes, strides)) + 1) * item
+        raw = np.lib.stride_tricks.as_strided(x, shape=(span // item,), strides=(item,)).view(np.uint8)
     if raw.size < desc.total_bytes:       # the total size is rounded up to whole words
         padded = np.zeros(desc.total_bytes, np.uint8)
         padded[:raw.size] = raw
         raw = padded
-    return desc, raw
+    return raw
+
+
+def array_binding(x: np.ndarray, name: str):
+    """(TensorDesc, host bytes) for an ndarray (array_layout, array_bytes)."""
+    desc = array_layout(x, name)
+    return desc, array_bytes(x, desc)
 
 
 def cached_operator(device: Device, desc) -> CompiledOperator:

@@ -28,49 +28,67 @@ class Program:
     """One recorded submission over dmlvk Buffers.
 
     dispatches: (Kernel, Buffers bound to the kernel's bindings) in order; each kernel writes its
-    last binding. barriers=False records none (timing back-to-back runs of one operator)."""
+    last binding. barriers=False records none (timing back-to-back runs of one operator).
+    rebind() points the same kernels at other Buffers: the pipelines stay, the descriptor sets
+    are rewritten and the command buffer is recorded again."""
 
     def __init__(self, device: Device, dispatches: Sequence[Tuple[Kernel, tuple]],
                  uploads: Sequence[Buffer] = (), downloads: Sequence[Buffer] = (),
                  barriers: bool = True, timestamps: bool = False):
         self.device = device
-        ops, timed = [], []
+        self._barriers = barriers
+        made = [device._algorithms(k, [b._tensor for b in bufs]) for k, bufs in dispatches]
+        self._algorithms = [[algo for algo, _ in m] for m in made]
+        self._pushes = [[push for _, push in m] for m in made]
+        ops = self._ops(dispatches, uploads, downloads)
+        with device._lock:
+            self._seq = device._mgr.sequence(total_timestamps=len(ops) if timestamps else 0)
+        device._made()
+        self._record(ops)
+        self._bound = (dispatches, uploads, downloads)
+
+    def _ops(self, dispatches, uploads, downloads) -> list:
+        """kp operations: uploads, a barrier, the dispatches with barriers between dependent ones,
+        downloads."""
+        ops = []
         if uploads:
             ops.append(kp.OpTensorSyncDevice([b._tensor for b in uploads]))
-            timed.append(False)
-        if barriers and dispatches:
+        if self._barriers and dispatches:
             # Writes of earlier submissions or of the uploads above, before this program's shaders
             # read or overwrite them.
             ops.append(_barrier([b for _, bufs in dispatches for b in bufs],
                                 _TRANSFER_WRITE | _SHADER_WRITE, _STAGE_TRANSFER | _STAGE_COMPUTE))
-            timed.append(False)
         written, read = {}, {}
-        self._algorithms = []
-        for kernel, bufs in dispatches:
+        for (_, bufs), algos, pushes in zip(dispatches, self._algorithms, self._pushes):
             out, ins = bufs[-1], bufs[:-1]
             hazards = [b for b in ins if id(b) in written] + [out] * (id(out) in written or id(out) in read)
-            if barriers and hazards:
+            if self._barriers and hazards:
                 ops.append(_barrier(hazards, _SHADER_WRITE, _STAGE_COMPUTE))
-                timed.append(False)
                 written, read = {}, {}
-            for algo, push in device._algorithms(kernel, [b._tensor for b in bufs]):
-                ops.append(kp.OpAlgoDispatch(algo, push))
-                timed.append(True)
-                self._algorithms.append(algo)
+            ops += [kp.OpAlgoDispatch(a, p) for a, p in zip(algos, pushes)]
             written[id(out)] = out
             read.update((id(b), b) for b in ins)
         if downloads:
             ops.append(kp.OpTensorSyncLocal([b._tensor for b in downloads]))
-            timed.append(False)
-        with device._lock:
-            self._seq = device._mgr.sequence(total_timestamps=len(ops) if timestamps else 0)
+        return ops
+
+    def _record(self, ops: list) -> None:
+        with self.device._lock:
+            self._seq.clear()
             for op in ops:
                 self._seq.record(op)
-        device._made()
-        self._timed = np.array(timed, bool)
+        self._timed = np.array([isinstance(op, kp.OpAlgoDispatch) for op in ops], bool)
         self.barriers = sum(isinstance(op, kp.OpMemoryBarrier) for op in ops)
-        # Bound Buffers stay alive while the program does (their ids key the callers' caches).
-        self._buffers = [b for _, bufs in dispatches for b in bufs] + list(uploads) + list(downloads)
+
+    def rebind(self, dispatches: Sequence[Tuple[Kernel, tuple]], uploads: Sequence[Buffer] = (),
+               downloads: Sequence[Buffer] = ()) -> None:
+        """The same kernels over other Buffers (and other staging transfers)."""
+        with self.device._lock:
+            for (_, bufs), algos in zip(dispatches, self._algorithms):
+                for algo in algos:
+                    algo.set_tensors([b._tensor for b in bufs])
+        self._record(self._ops(dispatches, uploads, downloads))
+        self._bound = (dispatches, uploads, downloads)   # bound Buffers live as long as the program
 
     def run(self) -> None:
         self.device._submit(self._seq)
@@ -103,6 +121,7 @@ class CommandList:
         self._calls: List[BoundCall] = []
         self._program = None
         self._lock = threading.Lock()
+        self._barriers = True       # tests turn them off to show that they are needed
 
     def __len__(self):
         return len(self._calls)
@@ -136,7 +155,8 @@ class CommandList:
                 c.prepare()
             if self._program is None:
                 self._program = Program(self.device, [d for c in self._calls for d in c.dispatches],
-                                        uploads=[b for c in self._calls for b in c.uploads])
+                                        uploads=[b for c in self._calls for b in c.uploads],
+                                        barriers=self._barriers)
             self._program.run()
             for c in self._calls:
                 for b in c.outputs:

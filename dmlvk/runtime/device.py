@@ -127,17 +127,19 @@ class Device:
             raise TypeError(f"not an operator description: {type(desc).__name__}")
         return compile_fn(self)
 
-    def operator(self, desc):
+    def operator(self, desc, key=None):
         """The compiled operator for a description, created once per device and kept in a small
-        cache (the numpy-level API uses it)."""
+        cache (the numpy-level API uses it). key: a cheaper cache key that identifies the
+        description; desc may then be a function that builds it, called only on a miss."""
+        key = desc if key is None else key
         with self._lock:
-            op = self._operators.get(desc)
+            op = self._operators.get(key)
             if op is not None:
-                self._operators.move_to_end(desc)
+                self._operators.move_to_end(key)
                 return op
-        op = self.create_operator(desc)
+        op = self.create_operator(desc() if callable(desc) else desc)
         with self._lock:
-            self._operators[desc] = op
+            self._operators[key] = op
             while len(self._operators) > _OPERATOR_CACHE:
                 self._operators.popitem(last=False)
         return op
@@ -285,14 +287,18 @@ class Device:
             yield first, items, (gx, gy, 1)
             first += items
 
+    def push_constants(self, kernel: Kernel) -> list:
+        """(push constants, workgroup grid) of each dispatch of the kernel's plan."""
+        return [(np.array(tuple(kernel.push) + (items, first), dtype=np.uint32), grid)
+                for first, items, grid in self.plan(kernel.count, kernel.local_size)]
+
     def _algorithms(self, kernel: Kernel, tensors: list) -> list:
         """kp.Algorithms (one per dispatch of the plan) with their push constants."""
         spirv = compile_shader(kernel.shader, kernel.defines)
         spec = np.array((kernel.local_size,) + tuple(kernel.spec), dtype=np.uint32)
         out = []
         with self._lock:
-            for first, items, grid in self.plan(kernel.count, kernel.local_size):
-                push = np.array(tuple(kernel.push) + (items, first), dtype=np.uint32)
+            for push, grid in self.push_constants(kernel):
                 out.append((self._mgr.algorithm(tensors, spirv, list(grid), spec, push), push))
         self._made(len(out))
         return out

@@ -1,0 +1,354 @@
+"""The runtime: capabilities, command lists and their barriers, threads, memory, fork."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
+from dmlvk.runtime.capabilities import Capabilities
+
+ROOT = Path(__file__).resolve().parents[1]
+F32, U8, I8 = DataType.FLOAT32, DataType.UINT8, DataType.INT8
+DCR = DepthSpaceOrder.DEPTH_COLUMN_ROW
+
+
+def run_python(code: str, env_extra=None, drop=("VK_INSTANCE_LAYERS", "VK_LAYER_ENABLES"), timeout=120):
+    """Run code in a fresh interpreter (with dmlvk importable); returns the CompletedProcess."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+def d2s_op(device, c=16, h=8, w=8, b=2):
+    return device.create_operator(dmlvk.DepthToSpace1Desc(
+        TensorDesc(F32, (1, c, h, w)), TensorDesc(F32, (1, c // (b * b), h * b, w * b)), b, DCR))
+
+
+def s2d_op(device, c=4, h=16, w=16, b=2):
+    return device.create_operator(dmlvk.SpaceToDepth1Desc(
+        TensorDesc(F32, (1, c, h, w)), TensorDesc(F32, (1, c * b * b, h // b, w // b)), b, DCR))
+
+
+# ---- capabilities ----------------------------------------------------------------------------
+
+def test_capabilities_are_what_the_device_enabled(device):
+    caps = device.capabilities
+    assert isinstance(caps, Capabilities)
+    enabled = set(device._mgr.enabled_features())
+    assert caps.features == enabled - caps.disabled
+    assert "robustBufferAccess" not in enabled
+    assert caps.subgroup_size == device.info.subgroup_size
+    assert caps.int8_arithmetic == ("shaderInt8" in caps.features)
+    masked = caps.without(["all"])
+    assert not masked.features and not masked.storage_8bit and masked.disabled >= caps.features
+    assert caps.without(["shaderInt8"]).features == caps.features - {"shaderInt8"}
+
+
+def test_capabilities_hidden_by_the_environment():
+    p = run_python("""
+        import dmlvk
+        d = dmlvk.Device()
+        print(sorted(d.capabilities.features), sorted(d._mgr.enabled_features()) != [])
+    """, {"DMLVK_DISABLE_FEATURES": "all"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[] True"
+
+
+def test_devices_command_prints_capabilities():
+    p = subprocess.run([sys.executable, "-m", "dmlvk", "devices"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "int8 arithmetic" in p.stdout and "cooperative matrices" in p.stdout
+
+
+# ---- command lists ---------------------------------------------------------------------------
+
+def test_command_list_runs_dependent_operators_repeatedly(device, rng):
+    d2s, s2d = d2s_op(device), s2d_op(device)
+    a, b, c = device.buffer(4096), device.buffer(4096), device.buffer(4096)
+    d = device.buffer(4096)
+    cl = device.command_list()
+    cl.record(d2s, [a], [b]).record(s2d, [b], [c]).record(d2s, [c], [d])
+    for _ in range(5):
+        x = rng.standard_normal((1, 16, 8, 8)).astype(np.float32)
+        a.write(x)
+        cl.execute()
+        y = reference.depth_to_space(x, 2, "DCR")
+        assert np.array_equal(b.numpy(np.float32, y.shape), y)
+        assert np.array_equal(c.numpy(np.float32, x.shape), x)
+        assert np.array_equal(d.numpy(np.float32, y.shape), y)
+    assert len(cl) == 3 and cl.barriers == 3    # the leading one, then one per dependency
+
+
+def test_command_list_independent_operators_share_a_barrier_free_stretch(device):
+    d2s = d2s_op(device)
+    bufs = [device.buffer(4096) for _ in range(4)]
+    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
+    cl.execute()
+    assert cl.barriers == 1
+
+
+def test_command_list_quantized_convolution_follows_its_scale_buffers(device, rng):
+    x = rng.integers(0, 256, (1, 8, 6, 6), dtype=np.uint8)
+    w = rng.integers(-128, 128, (16, 8, 3, 3), dtype=np.int8)
+    bias = rng.integers(-500, 500, 16, dtype=np.int32)
+    s = lambda v: TensorDesc(F32, (1, 1, 1, 1))
+    desc = dmlvk.QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, x.shape), s(0), TensorDesc(U8, (1, 1, 1, 1)), TensorDesc(I8, w.shape), s(0), None,
+        TensorDesc(DataType.INT32, (1, 16, 1, 1)), s(0), TensorDesc(U8, (1, 1, 1, 1)),
+        TensorDesc(U8, (1, 16, 4, 4)))
+    op = device.create_operator(desc)
+    up = device.upload
+    xb, xs, xz, wb, ws, bb, ys, yz = (up(x), up(np.float32([0.05])), up(np.uint8([120, 0, 0, 0])), up(w),
+                                      up(np.float32([0.01])), up(bias), up(np.float32([0.3])),
+                                      up(np.uint8([7, 0, 0, 0])))
+    out = device.buffer(256)
+    cl = device.command_list().record(op, [xb, xs, xz, wb, ws, None, bb, ys, yz], [out])
+    for y_scale in (0.3, 0.6, 0.07):
+        x = rng.integers(0, 256, x.shape, dtype=np.uint8)
+        xb.write(x)
+        ys.write(np.float32([y_scale]))
+        cl.execute()
+        want = reference.quantized_linear_convolution(x, np.float32(0.05), np.uint8(120), w, np.float32(0.01),
+                                                       None, bias, np.float32(y_scale), np.uint8(7), np.uint8)
+        assert np.array_equal(out.numpy(np.uint8, want.shape), want), y_scale
+
+
+def test_command_list_checks_bindings(device):
+    d2s = d2s_op(device)
+    a, b = device.buffer(4096), device.buffer(4096)
+    cl = device.command_list()
+    with pytest.raises(TypeError, match="dmlvk.Buffer"):
+        cl.record(d2s, [np.zeros(1024, np.float32)], [b])
+    with pytest.raises(ValueError, match="takes 1 inputs and 1 outputs"):
+        cl.record(d2s, [a, a], [b])
+    with pytest.raises(ValueError, match="holds 16 bytes"):
+        cl.record(d2s, [device.buffer(16)], [b])
+    with pytest.raises(ValueError, match="does not run in place"):
+        cl.record(d2s, [a], [a])
+    other = dmlvk.Device()
+    with pytest.raises(ValueError, match="another device"):
+        cl.record(d2s_op(other), [a], [b])
+    with pytest.raises(ValueError, match="not a compiled operator"):
+        cl.record("d2s", [a], [b])
+    assert len(cl) == 0
+    cl.execute()      # an empty list runs nothing
+
+
+def test_command_list_refuses_scales_written_in_the_same_list(device):
+    s = TensorDesc(F32, (1, 1, 1, 1))
+    conv = device.create_operator(dmlvk.QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, (1, 1, 2, 2)), s, None, TensorDesc(U8, (1, 1, 1, 1)), s, None, None, s, None,
+        TensorDesc(U8, (1, 1, 2, 2))))
+    one = device.upload(np.float32([1]))
+    copy = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 1, 1, 1)), TensorDesc(F32, (1, 1, 1, 1)), 1, DCR))
+    cl = device.command_list().record(copy, [device.upload(np.float32([2]))], [one])
+    with pytest.raises(ValueError, match="read on the host"):
+        cl.record(conv, [device.buffer(4), one, None, device.buffer(4), one, None, None, one, None], [device.buffer(4)])
+
+
+VALIDATION_LAYER = Path("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json")
+
+
+@pytest.mark.skipif(not VALIDATION_LAYER.exists(), reason="Khronos validation layer not installed (ci/setup.sh installs it)")
+@pytest.mark.parametrize("barriers", [True, False], ids=["with-barriers", "without-barriers"])
+def test_barriers_are_needed_and_sufficient(barriers):
+    """Synchronization validation reports a read-after-write hazard between dependent dispatches
+    of one submission when the barriers are left out, and nothing when they are recorded."""
+    p = run_python(f"""
+        import numpy as np, dmlvk
+        from dmlvk import DataType as DT, TensorDesc as TD, DepthSpaceOrder as O
+        dev = dmlvk.Device()
+        d2s = dev.create_operator(dmlvk.DepthToSpace1Desc(TD(DT.FLOAT32, (1, 16, 8, 8)), TD(DT.FLOAT32, (1, 4, 16, 16)), 2, O.DEPTH_COLUMN_ROW))
+        s2d = dev.create_operator(dmlvk.SpaceToDepth1Desc(TD(DT.FLOAT32, (1, 4, 16, 16)), TD(DT.FLOAT32, (1, 16, 8, 8)), 2, O.DEPTH_COLUMN_ROW))
+        x = np.arange(1024, dtype=np.float32)
+        a, b, c = dev.upload(x), dev.buffer(4096), dev.buffer(4096)
+        cl = dev.command_list()
+        cl._barriers = {barriers}
+        cl.record(d2s, [a], [b]).record(s2d, [b], [c])
+        for i in range(3):
+            a.write(x + i)
+            cl.execute()
+        print("ran", cl.barriers)
+    """, {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation",
+          "VK_LAYER_ENABLES": "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}, drop=())
+    assert p.returncode == 0, p.stderr
+    out = p.stdout + p.stderr
+    assert "ran" in out
+    if barriers:
+        assert "Validation" not in out and "HAZARD" not in out, out[:2000]
+    else:
+        assert "SYNC-HAZARD-READ-AFTER-WRITE" in out, out[:2000]
+
+
+# ---- threads ---------------------------------------------------------------------------------
+
+def hammer(fn, threads=8, iterations=150):
+    """Run fn(thread, iteration) from many threads at once; returns the exceptions raised."""
+    errors, start = [], threading.Barrier(threads)
+
+    def body(t):
+        start.wait()
+        for i in range(iterations):
+            try:
+                fn(t, i)
+            except Exception as e:  # noqa: BLE001 - collected and reported below
+                errors.append(e)
+                return
+
+    ts = [threading.Thread(target=body, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return errors
+
+
+def test_threads_numpy_level_depth_to_space():
+    def fn(t, i):
+        x = np.random.default_rng(1000 * t + i).standard_normal((1, 16, 4, 4)).astype(np.float32)
+        order = "CRD" if (t + i) % 2 else "DCR"
+        got = dmlvk.depth_to_space(x, 2, order)
+        assert np.array_equal(got, reference.depth_to_space(x, 2, order)), (t, i)
+    assert hammer(fn, threads=8, iterations=200) == []
+
+
+def test_threads_share_one_compiled_operator(device):
+    op = d2s_op(device, c=16, h=4, w=4)
+    bufs = [(device.buffer(1024), device.buffer(1024)) for _ in range(8)]
+
+    def fn(t, i):
+        x = np.random.default_rng(1000 * t + i).standard_normal((1, 16, 4, 4)).astype(np.float32)
+        want = reference.depth_to_space(x, 2, "DCR")
+        if i % 2:
+            y = np.empty((1, 4, 8, 8), np.float32)
+            op.execute([x], [y])
+        else:
+            src, dst = bufs[t]
+            src.write(x)
+            op.execute([src], [dst])
+            y = dst.numpy(np.float32, want.shape)
+        assert np.array_equal(y, want), (t, i)
+    assert hammer(fn) == []
+
+
+def test_threads_quantized_convolution():
+    def fn(t, i):
+        rng = np.random.default_rng(1000 * t + i)
+        x = rng.integers(0, 256, (1, 4, 5, 5), dtype=np.uint8)
+        w = rng.integers(-128, 128, (12, 4, 3, 3), dtype=np.int8)
+        ws = rng.uniform(0.001, 0.01, 12).astype(np.float32)
+        args = (x, np.float32(0.02), np.uint8(rng.integers(0, 256)), w, ws, np.int8(0),
+                rng.integers(-1000, 1000, 12, dtype=np.int32), np.float32(rng.uniform(0.1, 0.5)), np.uint8(100))
+        got = dmlvk.quantized_linear_convolution(*args, start_padding=(1, 1), end_padding=(1, 1))
+        want = reference.quantized_linear_convolution(*args, np.uint8, start_padding=(1, 1), end_padding=(1, 1))
+        assert np.array_equal(got, want), (t, i)
+    assert hammer(fn, iterations=60) == []
+
+
+def test_threads_share_a_command_list(device):
+    d2s, s2d = d2s_op(device), s2d_op(device)
+    a, b, c = device.buffer(4096), device.buffer(4096), device.buffer(4096)
+    a.write(np.arange(1024, dtype=np.float32))
+    cl = device.command_list().record(d2s, [a], [b]).record(s2d, [b], [c])
+
+    def fn(t, i):
+        cl.execute()
+        assert np.array_equal(c.numpy(np.float32, (1024,)), np.arange(1024, dtype=np.float32))
+    assert hammer(fn, iterations=40) == []
+
+
+# ---- memory ----------------------------------------------------------------------------------
+
+def test_memory_stays_flat_with_fresh_buffers():
+    p = run_python("""
+        import numpy as np, dmlvk, resource
+        from dmlvk import DataType as DT, TensorDesc as TD, DepthSpaceOrder as O
+        dev = dmlvk.Device()
+        op = dev.create_operator(dmlvk.DepthToSpace1Desc(TD(DT.FLOAT32, (1, 4, 2, 2)), TD(DT.FLOAT32, (1, 1, 4, 4)), 2, O.DEPTH_COLUMN_ROW))
+        x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * resource.getpagesize()
+        def loop(n):
+            for _ in range(n):
+                src, dst = dev.upload(x), dev.buffer(64)
+                op.execute([src], [dst])
+        loop(3000)
+        before = rss()
+        loop(15000)
+        print((rss() - before) / 15000)
+    """, timeout=600)
+    assert p.returncode == 0, p.stderr
+    per_call = float(p.stdout.strip())
+    assert per_call < 64, f"{per_call:.0f} bytes per execution"   # was ~1,100 before pruning
+
+
+def test_out_of_memory_raises_and_recovers():
+    """Under an address-space limit lavapipe's allocator used to crash; dmlvk counts its
+    allocations against the heaps the device reports and raises OutOfDeviceMemory first."""
+    p = run_python("""
+        import resource, numpy as np, dmlvk, dmlvk.reference
+        dev = dmlvk.Device()
+        heap = max(h["size"] for h in dev.memory()["heaps"])
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm") as f:
+            vm = int(f.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (vm + 3 * heap + (1 << 30), hard))
+        bufs, size = [], 64 << 20
+        try:
+            while True:
+                bufs.append(dev.buffer(size))
+        except dmlvk.OutOfDeviceMemory as e:
+            print("raised after", len(bufs), "buffers:", e)
+        held = len(bufs)
+        assert held * size >= heap // 4, held
+        bufs.clear()
+        again = [dev.buffer(size) for _ in range(held)]       # the memory came back
+        del again
+        x = np.arange(64, dtype=np.float32).reshape(1, 16, 2, 2)
+        assert np.array_equal(dmlvk.depth_to_space(x, 2, device=dev), dmlvk.reference.depth_to_space(x, 2))
+        print("recovered")
+    """, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "raised after" in p.stdout and "recovered" in p.stdout
+
+
+def test_fork_gets_a_fresh_default_device_or_a_clear_error():
+    p = run_python("""
+        import os, numpy as np, dmlvk, dmlvk.reference
+        x = np.arange(64, dtype=np.float32).reshape(1, 16, 2, 2)
+        want = dmlvk.reference.depth_to_space(x, 2)
+        dev = dmlvk.default_device()
+        assert np.array_equal(dmlvk.depth_to_space(x, 2), want)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                dev.buffer(16)
+                code = 3
+            except dmlvk.UnsupportedError as e:
+                if "fork" not in str(e):
+                    code = 4
+            try:
+                if not np.array_equal(dmlvk.depth_to_space(x, 2), want):
+                    code = 5
+                if dmlvk.default_device() is dev:
+                    code = 6
+            except Exception as e:
+                print("child:", e)
+                code = 7
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print("child status", os.waitstatus_to_exitcode(status))
+        assert np.array_equal(dmlvk.depth_to_space(x, 2), want)      # the parent goes on
+    """, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "child status 0" in p.stdout, p.stdout + p.stderr
