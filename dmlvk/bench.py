@@ -23,6 +23,7 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from .enums import DataType, DepthSpaceOrder
+from .bench_runtime import markdown as runtime_markdown, measure_runtime
 from .runtime.commands import Program
 from .runtime.device import Device, Kernel
 from .tensor import TensorDesc
@@ -253,37 +254,6 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches) -> list
     return rows
 
 
-def measure_overhead(timer: Timer, calls: int) -> dict:
-    device = timer.device
-    """Wall-clock microseconds per call on tiny tensors."""
-    from .ops.depth_space import DepthToSpace1Desc, depth_to_space
-    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
-    desc = DepthToSpace1Desc(TensorDesc(DataType.FLOAT32, (1, 4, 2, 2)), TensorDesc(DataType.FLOAT32, (1, 1, 4, 4)),
-                             2, DepthSpaceOrder.DEPTH_COLUMN_ROW)
-    op = device.create_operator(desc)
-    src, dst = device.upload(x), device.buffer(64)
-    out = np.empty((1, 1, 4, 4), np.float32)
-
-    def per_call(fn: Callable) -> float:
-        for _ in range(10):
-            fn()
-        samples = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            samples.append((time.perf_counter() - t0) / calls * 1e6)
-        return float(np.median(samples))
-
-    gpu = timer(lambda n: op.time([src], [dst], n))
-    return {
-        "numpy_call_us": per_call(lambda: depth_to_space(x, 2, device=device)),
-        "host_arrays_us": per_call(lambda: op.execute([x], [out])),
-        "device_buffers_us": per_call(lambda: op.execute([src], [dst])),
-        "kernel_us": gpu["median_s"] * 1e6,
-    }
-
-
 # ---- peers --------------------------------------------------------------------------------------
 
 def run_peer(peer: str, spec: dict, timeout: int = 900) -> dict:
@@ -352,14 +322,8 @@ def markdown(result: dict) -> str:
             out.append(f"| {r['case']} | {r['op']} | {r['block']} | {r['order']} | {a * 1e3:.2f} | "
                        f"{b * 1e3:.2f} | {b / a:.2f} |")
         out.append("")
-    ov = result.get("overhead")
-    if ov:
-        out += ["## Per-call overhead (wall clock, tiny tensor)", "",
-                "| path | microseconds |", "| --- | ---: |",
-                f"| numpy-level `depth_to_space` | {ov['numpy_call_us']:.0f} |",
-                f"| pre-created operator, host arrays | {ov['host_arrays_us']:.0f} |",
-                f"| pre-created operator, device buffers | {ov['device_buffers_us']:.0f} |",
-                f"| the kernel itself (GPU timestamps) | {ov['kernel_us']:.1f} |", ""]
+    if result.get("runtime"):
+        out += runtime_markdown(result["runtime"], result.get("torch_roundtrip_us"))
     skipped = result.get("peers_skipped", [])
     if skipped:
         out += ["## Peers not measured", ""] + [f"- {s}" for s in skipped] + [""]
@@ -445,17 +409,52 @@ def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
     return made
 
 
+def runtime_only_markdown(result: dict) -> str:
+    dev = result["device"]
+    out = [f"# dmlvk runtime benchmark: {dev['name']}", "",
+           f"{result['date']}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
+           f"{result['host']['cpus']} CPUs, Python {result['host']['python']}.", ""]
+    return "\n".join(out + runtime_markdown(result["runtime"], result.get("torch_roundtrip_us")))
+
+
 def write_outputs(result: dict, out_dir: Path) -> List[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"bench-{slug(result['device']['name'])}"
+    runtime_only = "depth_space" not in result
+    stem = f"{'runtime' if runtime_only else 'bench'}-{slug(result['device']['name'])}"
     js = out_dir / f"{stem}.json"
     js.write_text(json.dumps(result, indent=1))
     md = out_dir / f"{stem}.md"
-    md.write_text(markdown(result))
-    return [js, md] + charts(result, out_dir, stem)
+    md.write_text(runtime_only_markdown(result) if runtime_only else markdown(result))
+    return [js, md] + ([] if runtime_only else charts(result, out_dir, stem))
 
 
 # ---- driver -------------------------------------------------------------------------------------
+
+def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
+    """Only the runtime section (and torch's round trip as its peer)."""
+    info = device.info
+    timer = Timer(device, 10, warm_s)
+    result = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
+                   "api_version": info.api_version, "index": device.index},
+        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        "runtime": measure_runtime(device, warm=timer.warm),
+        "peers_skipped": [],
+    }
+    if peers:
+        add_torch_roundtrip(result)
+    return result
+
+
+def add_torch_roundtrip(result: dict) -> dict:
+    res = run_peer("torch", {"roundtrip": True})
+    if "skipped" in res:
+        result["peers_skipped"].append(res["skipped"])
+    else:
+        result["torch_roundtrip_us"] = res["roundtrip_us"]
+    return res
+
 
 def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float) -> dict:
     info = device.info
@@ -473,7 +472,7 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
         "warm_s": warm_s,
         "depth_space": measure_depth_space(timer, cases, progress, check),
         "conv": measure_conv(timer, progress, check, conv_batches),
-        "overhead": measure_overhead(timer, 200),
+        "runtime": measure_runtime(device, warm=timer.warm),
         "peers_skipped": [],
     }
     if peers:
@@ -487,7 +486,7 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
                 "block": r["block"], "input_sizes": r["input_sizes"]}
                for r in result["depth_space"] if r["layout"] == "packed"]
     conv_spec = [{"layer": name, "shape": list(rest)} for name, *rest in conv_layers(conv_batches)]
-    torch_res = run_peer("torch", {"depth_space": ds_spec, "conv": conv_spec})
+    torch_res = run_peer("torch", {"depth_space": ds_spec, "conv": conv_spec, "roundtrip": True})
     if "skipped" in torch_res:
         skipped.append(torch_res["skipped"])
     else:
@@ -495,6 +494,7 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
             if t is not None:
                 r["torch_gbps"] = 2 * r["bytes"] / t / 1e9
         _merge_conv(result, torch_res["conv"])
+        result["torch_roundtrip_us"] = torch_res.get("roundtrip_us")
     ort = run_peer("onnxruntime", {"conv": conv_spec})
     if "skipped" in ort:
         skipped.append(ort["skipped"])
@@ -529,6 +529,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
+    ap.add_argument("--only", choices=["runtime"], help="measure only the runtime's per-call costs "
+                    "(writes runtime-DEVICE.json and .md)")
     a = ap.parse_args(argv)
     if a.rerender:
         for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
@@ -546,6 +548,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     if any(s <= 0 for s in sizes) or any(b < 1 for b in batches):
         ap.error("sizes and batches must be positive")
     warm = a.warm if a.warm is not None else (0.0 if cpu else 0.5)
+    if a.only == "runtime":
+        for p in write_outputs(run_runtime_only(device, not a.no_peers, warm), Path(a.out)):
+            print(p)
+        return 0
     result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm)
     for p in write_outputs(result, Path(a.out)):
         print(p)

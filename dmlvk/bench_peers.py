@@ -97,8 +97,25 @@ def torch_peer(spec: dict) -> dict:
             row["int8 GEMM (torch._int_mm)"] = cuda_time(lambda: torch._int_mm(a, bm))
         conv.append(row)
         torch.cuda.empty_cache()
-    return {"peer": "torch " + torch.__version__, "device": torch.cuda.get_device_name(),
-            "depth_space": ds, "conv": conv}
+    out = {"peer": "torch " + torch.__version__, "device": torch.cuda.get_device_name(),
+           "depth_space": ds, "conv": conv}
+    if spec.get("roundtrip"):
+        # dmlvk's runtime benchmark protocol: best of 7 rounds of the median per call
+        x = torch.zeros(16, device=dev)
+
+        def step():
+            x.add_(1)
+            torch.cuda.synchronize()
+        rounds = []
+        for _ in range(7):
+            for _ in range(20):
+                step()
+            t0 = time.perf_counter()
+            for _ in range(200):
+                step()
+            rounds.append((time.perf_counter() - t0) / 200 * 1e6)
+        out["roundtrip_us"] = float(min(rounds))
+    return out
 
 
 # ---- ONNX Runtime CPU QLinearConv ----------------------------------------------------------------

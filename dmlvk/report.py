@@ -250,7 +250,8 @@ def perf_summary(device_name: str) -> Optional[dict]:
         out["depth_space"] = {"cases": len(big), "min_pct_of_copy": min(pct), "median_pct_of_copy": float(np.median(pct)),
                               "median_gbps": float(np.median([r["gbps"] for r in big]))}
     out["conv"] = [{"layer": r["layer"], "tops": r["tops"]} for r in b["conv"]]
-    out["overhead_us"] = b.get("overhead", {}).get("device_buffers_us")
+    rt = b.get("runtime", {}).get("paths", {}).get("device_buffers", {})
+    out["overhead_us"] = rt.get("best_us") or b.get("overhead", {}).get("device_buffers_us")
     return out
 
 

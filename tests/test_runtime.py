@@ -291,6 +291,8 @@ def test_memory_stays_flat_with_fresh_buffers():
     assert per_call < 64, f"{per_call:.0f} bytes per execution"   # was ~1,100 before pruning
 
 
+@pytest.mark.skipif(dmlvk.devices()[0].device_type != "CPU",
+                    reason="fills the device's whole heap: run on CPU devices (lavapipe in CI) only")
 def test_out_of_memory_raises_and_recovers():
     """Under an address-space limit lavapipe's allocator used to crash; dmlvk counts its
     allocations against the heaps the device reports and raises OutOfDeviceMemory first."""

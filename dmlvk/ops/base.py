@@ -6,6 +6,7 @@ threads may execute one operator at once; Buffers bound by two threads at once a
 race, as in DirectML."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -27,13 +28,17 @@ def dense_span(desc: TensorDesc) -> Optional[int]:
 
 class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
-    and its key, and the program recorded over them (rebound when other Buffers come)."""
-    __slots__ = ("staging", "program", "program_key", "params", "params_key")
+    and its key, and a few programs recorded over the Buffers bound lately (past that, the
+    least recently used program is rebound: its pipelines stay)."""
+    __slots__ = ("staging", "programs", "params", "params_key")
 
     def __init__(self):
         self.staging = {}
-        self.program = self.program_key = None
+        self.programs: "OrderedDict[tuple, Program]" = OrderedDict()
         self.params = self.params_key = None
+
+
+_PROGRAMS_PER_CONTEXT = 4
 
 
 class CompiledOperator:
@@ -226,13 +231,17 @@ class CompiledOperator:
     def _run(self, state: _Context, bindings: list) -> None:
         slots, uploads, downloads = self._stage(state, bindings)
         key = tuple(map(id, slots))
-        prog = state.program
-        if prog is None:
-            prog = state.program = Program(self.device, self._dispatches(slots), uploads,
-                                           [t for t, _, _ in downloads])
-        elif key != state.program_key:
-            prog.rebind(self._dispatches(slots), uploads, [t for t, _, _ in downloads])
-        state.program_key = key
+        prog = state.programs.get(key)
+        if prog is not None:
+            state.programs.move_to_end(key)
+        else:
+            downs = [t for t, _, _ in downloads]
+            if len(state.programs) < _PROGRAMS_PER_CONTEXT:
+                prog = Program(self.device, self._dispatches(slots), uploads, downs)
+            else:
+                prog = state.programs.popitem(last=False)[1]
+                prog.rebind(self._dispatches(slots), uploads, downs)
+            state.programs[key] = prog
         prog.run()
         for stage, raw, span in downloads:
             raw[:span] = stage._host[:span]

@@ -18,10 +18,10 @@ _SHADER_READ, _SHADER_WRITE, _TRANSFER_WRITE = 0x20, 0x40, 0x1000
 _STAGE_COMPUTE, _STAGE_TRANSFER = 0x800, 0x1000
 
 
-def _barrier(buffers, src_access: int, src_stage: int):
-    """Make earlier writes (src_access at src_stage) visible to compute-shader reads and writes."""
-    tensors = list({id(b): b._tensor for b in buffers}.values())
-    return kp.OpMemoryBarrier(tensors, src_access, _SHADER_READ | _SHADER_WRITE, src_stage, _STAGE_COMPUTE)
+def _barrier(src_access: int, src_stage: int):
+    """Make earlier writes (src_access at src_stage) visible to compute-shader reads and writes
+    (one global memory barrier)."""
+    return kp.OpPipelineBarrier(src_access, _SHADER_READ | _SHADER_WRITE, src_stage, _STAGE_COMPUTE)
 
 
 class Program:
@@ -56,14 +56,13 @@ class Program:
         if self._barriers and dispatches:
             # Writes of earlier submissions or of the uploads above, before this program's shaders
             # read or overwrite them.
-            ops.append(_barrier([b for _, bufs in dispatches for b in bufs],
-                                _TRANSFER_WRITE | _SHADER_WRITE, _STAGE_TRANSFER | _STAGE_COMPUTE))
+            ops.append(_barrier(_TRANSFER_WRITE | _SHADER_WRITE, _STAGE_TRANSFER | _STAGE_COMPUTE))
         written, read = {}, {}
         for (_, bufs), algos, pushes in zip(dispatches, self._algorithms, self._pushes):
             out, ins = bufs[-1], bufs[:-1]
             hazards = [b for b in ins if id(b) in written] + [out] * (id(out) in written or id(out) in read)
             if self._barriers and hazards:
-                ops.append(_barrier(hazards, _SHADER_WRITE, _STAGE_COMPUTE))
+                ops.append(_barrier(_SHADER_WRITE, _STAGE_COMPUTE))
                 written, read = {}, {}
             ops += [kp.OpAlgoDispatch(a, p) for a, p in zip(algos, pushes)]
             written[id(out)] = out
@@ -78,7 +77,7 @@ class Program:
             for op in ops:
                 self._seq.record(op)
         self._timed = np.array([isinstance(op, kp.OpAlgoDispatch) for op in ops], bool)
-        self.barriers = sum(isinstance(op, kp.OpMemoryBarrier) for op in ops)
+        self.barriers = sum(isinstance(op, kp.OpPipelineBarrier) for op in ops)
 
     def rebind(self, dispatches: Sequence[Tuple[Kernel, tuple]], uploads: Sequence[Buffer] = (),
                downloads: Sequence[Buffer] = ()) -> None:

@@ -66,6 +66,21 @@ def _version(v: int) -> str:
 
 
 _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
+_SPIN_DEFAULT = 0
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def set_fence_spin_us(us: Optional[int]) -> None:
+    """How many microseconds a submission polls its fence before blocking, for the whole process
+    (None: the devices' choice, 200 on GPUs and 0 on CPU devices unless DMLVK_FENCE_SPIN_US says)."""
+    kp.set_fence_spin_us(_SPIN_DEFAULT if us is None else int(us))
 
 
 class Device:
@@ -107,10 +122,13 @@ class Device:
         self._created = 0
         self._operators: "OrderedDict[object, object]" = OrderedDict()
         self._init_memory()
-        if self.info.device_type != "CPU":
-            # A short poll of the fence saves the blocking wait's wake-up on quick submissions; on
-            # a CPU device the poll would take a core from the driver's own threads.
-            kp.set_fence_spin_us(int(os.environ.get("DMLVK_FENCE_SPIN_US", "200")))
+        # A short poll of the fence saves the blocking wait's wake-up on quick submissions; on a
+        # CPU device the poll would take a core from the driver's own threads. kp's setting is
+        # process-wide: the largest any device asked for stands.
+        self.fence_spin_us = 0 if self.info.device_type == "CPU" else _env_int("DMLVK_FENCE_SPIN_US", 200)
+        global _SPIN_DEFAULT
+        _SPIN_DEFAULT = max(_SPIN_DEFAULT, self.fence_spin_us)
+        set_fence_spin_us(None)
         _LIVE.add(self)
 
     def __repr__(self):
