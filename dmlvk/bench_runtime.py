@@ -2,7 +2,7 @@
 a raw pre-recorded one-dispatch kp sequence (the floor: submit + fence wait through the patched
 Kompute), an operator over device Buffers, over host arrays, the numpy-level call, and command
 lists of 1 and 100 dependent dispatches. Every path is timed in each of several rounds, the rounds
-interleaved call by call so that clock and scheduling drift hit all paths alike; a path's figure
+interleaved block by block so that clock and scheduling drift hit all paths alike; a path's figure
 is its best-of-rounds median per call ("best") beside the median over rounds."""
 from __future__ import annotations
 
@@ -56,18 +56,17 @@ def measure_runtime(device: Device, rounds: int = 7, calls: int = 200, warm: Cal
         if warm is not None:
             warm()
         for fn in paths.values():
-            fn()
-        # Paths interleave call by call, each call timed on its own, so that noise from the
-        # machine (a CPU device's threads, other processes, clock changes) lands on every path.
-        per_call = {k: [] for k in paths}
-        for i in range(calls):
-            for name, fn in paths.items():
-                if name == long and i % 10:
-                    continue
+            for _ in range(10):
+                fn()
+        # Rounds interleave the paths block by block (each block back-to-back calls of one path,
+        # each call timed on its own), so drift of the machine and its clocks lands on every path.
+        for name, fn in paths.items():
+            n = calls if name != long else max(10, calls // 10)
+            ts = []
+            for _ in range(n):
                 t0 = time.perf_counter()
                 fn()
-                per_call[name].append(time.perf_counter() - t0)
-        for name, ts in per_call.items():
+                ts.append(time.perf_counter() - t0)
             samples[name].append(float(np.median(ts)) * 1e6)
     assert np.array_equal(b.numpy(np.float32, (1, 1, 4, 4)), depth_to_space(x, 2, device=device))
     res = {k: {"best_us": float(min(v)), "median_us": float(np.median(v)), "rounds_us": [float(t) for t in v]}

@@ -3,8 +3,9 @@ accounting and submissions. dmlvk/runtime/ is the only package that imports kp.
 
 Threading: a Device may be used from any number of threads. Every submission (and every transfer)
 takes the device's lock, and kp releases the GIL while it waits for the GPU, so other threads stage
-their data meanwhile. A process forked after using a device gets a clear error from that device and
-a fresh default device (a Vulkan device cannot cross fork())."""
+their data meanwhile. A process forked after dmlvk opened a device gets a clear UnsupportedError from
+every device call (a Vulkan device cannot cross fork(), and a new one in such a child is not safe on
+every driver), never a hang."""
 from __future__ import annotations
 
 import ctypes
@@ -79,7 +80,7 @@ def _env_int(name: str, default: int) -> int:
 
 def set_fence_spin_us(us: Optional[int]) -> None:
     """How many microseconds a submission polls its fence before blocking, for the whole process
-    (None: the devices' choice, 200 on GPUs and 0 on CPU devices unless DMLVK_FENCE_SPIN_US says)."""
+    (None: the devices' choice, 200 unless DMLVK_FENCE_SPIN_US says otherwise)."""
     kp.set_fence_spin_us(_SPIN_DEFAULT if us is None else int(us))
 
 
@@ -90,6 +91,8 @@ class Device:
     feature_level: the DML_FEATURE_LEVEL whose rules descriptions are validated against."""
 
     def __init__(self, index: Optional[int] = None, feature_level=FeatureLevel.FL_6_4):
+        if _FORKED_FROM is not None:
+            raise UnsupportedError(_fork_message(_FORKED_FROM))
         infos = physical_devices()
         if index is None:
             env = os.environ.get("DMLVK_DEVICE", "").strip()
@@ -122,10 +125,10 @@ class Device:
         self._created = 0
         self._operators: "OrderedDict[object, object]" = OrderedDict()
         self._init_memory()
-        # A short poll of the fence saves the blocking wait's wake-up on quick submissions; on a
-        # CPU device the poll would take a core from the driver's own threads. kp's setting is
-        # process-wide: the largest any device asked for stands.
-        self.fence_spin_us = 0 if self.info.device_type == "CPU" else _env_int("DMLVK_FENCE_SPIN_US", 200)
+        # A short poll of the fence saves the blocking wait's wake-up on quick submissions (on
+        # lavapipe too: 66 -> 29 us a tiny call). kp's setting is process-wide: the largest any
+        # device asked for stands.
+        self.fence_spin_us = _env_int("DMLVK_FENCE_SPIN_US", 200)
         global _SPIN_DEFAULT
         _SPIN_DEFAULT = max(_SPIN_DEFAULT, self.fence_spin_us)
         set_fence_spin_us(None)
@@ -172,10 +175,7 @@ class Device:
 
     def _check_process(self) -> None:
         if self._pid != os.getpid():
-            raise UnsupportedError(
-                f"{self.name} was opened by process {self._pid} before a fork; a Vulkan device cannot be "
-                f"used across fork(): create a new dmlvk.Device in this process (the numpy-level "
-                f"functions do so by themselves)")
+            raise UnsupportedError(_fork_message(self._pid))
 
     def _made(self, count: int = 1) -> None:
         """Count new kp objects; kp's Manager keeps a weak pointer to each until pruned."""
@@ -400,11 +400,24 @@ def default_device() -> Device:
     return dev
 
 
+_FORKED_FROM: Optional[int] = None
+
+
+def _fork_message(pid: int) -> str:
+    return (f"this process was forked from process {pid} after that one opened a Vulkan device; a Vulkan "
+            f"device cannot be used across fork(), and opening a new one in a forked child is not safe on "
+            f"every driver: start worker processes with multiprocessing's 'spawn' or 'forkserver' method, "
+            f"or fork before dmlvk opens a device")
+
+
 def _after_fork_in_child() -> None:
-    global _DEFAULT_LOCK
+    global _DEFAULT_LOCK, _FORKED_FROM
     _DEFAULT_LOCK = threading.Lock()
     _DEFAULT.clear()
-    for dev in list(_LIVE):
+    live = list(_LIVE)
+    if live:
+        _FORKED_FROM = live[0]._pid
+    for dev in live:
         dev._after_fork_in_child()
 
 
