@@ -1,12 +1,20 @@
 #version 450
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for 1, 2, 4 and 8-byte elements, any DirectML strides.
-// The operator only moves bits: elements travel inside 32-bit words (no 8/16-bit storage needed).
+// The operator only moves bits: elements travel inside 32-bit words (no 8/16-bit storage needed),
+// except in the MODE 3 variant, compiled with SMALL_STORE_BITS = 8 or 16.
 //
 // MODE 0 (4/8-byte elements): one invocation copies one output element.
 // MODE 1 (1/2-byte elements, nested output layout): one invocation owns one output word; it
 //         fills every element whose bytes lie in that word and keeps the other bytes.
 // MODE 2 (1/2-byte elements, any other non-overlapping layout): one invocation per element,
 //         written with atomicAnd/atomicOr so neighbours in the same word are never clobbered.
+// MODE 3 (the same, on devices with 8/16-bit storage): one invocation per element, written with
+//         one 8/16-bit store (distinct elements are distinct memory locations: no atomics).
+#if SMALL_STORE_BITS == 8
+#extension GL_EXT_shader_8bit_storage : require
+#elif SMALL_STORE_BITS == 16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
@@ -17,6 +25,11 @@ layout(constant_id = 5) const uint MODE = 0;
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };
 layout(std430, binding = 1) buffer Dst { uint dst[]; };
+#if SMALL_STORE_BITS == 8
+layout(std430, binding = 1) writeonly buffer DstSmall { uint8_t dst_small[]; };
+#elif SMALL_STORE_BITS == 16
+layout(std430, binding = 1) writeonly buffer DstSmall { uint16_t dst_small[]; };
+#endif
 
 layout(push_constant) uniform Push {
     uvec4 in_strides;    // input element strides, N C H W
@@ -80,6 +93,15 @@ void main() {
         } else {
             dst[d] = src[s];
         }
+#if SMALL_STORE_BITS == 8 || SMALL_STORE_BITS == 16
+    } else if (MODE == 3) {
+        uvec4 o = logical_coord(item);
+#if SMALL_STORE_BITS == 8
+        dst_small[out_offset(o)] = uint8_t(read_small(source_offset(o)));
+#else
+        dst_small[out_offset(o)] = uint16_t(read_small(source_offset(o)));
+#endif
+#endif
     } else if (MODE == 2) {
         uvec4 o = logical_coord(item);
         uint d = out_offset(o);

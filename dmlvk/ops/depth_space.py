@@ -82,8 +82,9 @@ class _DepthSpaceDesc:
         out.sizes_equal(self.output_sizes(self.input_tensor.sizes), why)
 
     def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
-        """The shader variant for this description on a device with these capabilities."""
-        return self._rows_kernel() or self._element_kernel()
+        """The shader variant for this description on a device with these capabilities (None: the
+        portable variants only). A pure function of the two."""
+        return self._rows_kernel() or self._element_kernel(capabilities)
 
     def _rows_kernel(self) -> Optional[Kernel]:
         """The bandwidth path (shaders/depth_space_rows.comp), or None when the layout does not
@@ -111,17 +112,24 @@ class _DepthSpaceDesc:
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
-    def _element_kernel(self) -> Kernel:
-        """The general path (shaders/depth_space.comp): any strides DirectML allows."""
+    def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
+        """The general path (shaders/depth_space.comp): any strides DirectML allows. Its variants:
+        MODE 0 whole 4/8-byte elements; MODE 1 sub-word elements, nested output layout, one output
+        word per invocation; MODE 2 sub-word elements in any other layout, atomics on words (the
+        portable fallback); MODE 3 the same with 8/16-bit stores, where the device has 8/16-bit
+        storage."""
         inp, out = self.input_tensor, self.output_tensor
         eb = inp.element_bytes
         out_strides = out.effective_strides
         order = nested_order(out.sizes, out_strides)
+        defines = ()
         if eb >= 4:
             mode, count = 0, out.element_count
         elif order is not None:
             last = sum((s - 1) * st for s, st in zip(out.sizes, out_strides))
             mode, count = 1, -(-((last + 1) * eb) // 4)
+        elif capabilities is not None and (capabilities.storage_8bit if eb == 1 else capabilities.storage_16bit):
+            mode, count, defines = 3, out.element_count, (("SMALL_STORE_BITS", 8 * eb),)
         else:
             mode, count = 2, out.element_count
         dims = 0
@@ -132,7 +140,7 @@ class _DepthSpaceDesc:
             shader="depth_space",
             spec=(eb, self.block_size, int(self.depth_to_space), int(self._order), mode),
             push=tuple(inp.effective_strides) + tuple(out.sizes) + tuple(out_strides) + (dims, space_c),
-            count=count, slots=(0, 1), local_size=128)
+            count=count, slots=(0, 1), local_size=128, defines=defines)
 
     def _compile(self, device: Device) -> CompiledOperator:
         self.validate(device.feature_level)
