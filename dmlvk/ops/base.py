@@ -168,7 +168,7 @@ class CompiledOperator:
         if state.params is None or key != state.params_key:
             data = self._parameters(srcs).view(np.uint8)
             if state.params is None:
-                state.params = Buffer(self.device, data.size)
+                state.params = Buffer(self.device, data.size, self.device.unified_memory)
             state.params._host[:data.size] = data
             state.params_key = key
         return state.params
@@ -209,23 +209,24 @@ class CompiledOperator:
             d = self._descs[slot]
             stage = state.staging.get(slot)
             if stage is None:
-                stage = state.staging[slot] = Buffer(self.device, d.total_bytes)
+                stage = state.staging[slot] = Buffer(self.device, d.total_bytes, self.device.unified_memory)
             n = d.total_bytes
+            copy = not stage.host_visible       # else the shaders use the staging memory itself
             if slot < n_in:
                 stage._host[:n] = b[:n]
-                uploads.append(stage)
+                uploads += [stage] * copy
             else:
                 span = self._out_span[slot - n_in]
                 if span is None:
                     stage._host[:n] = b[:n]
-                    uploads.append(stage)
+                    uploads += [stage] * copy
                     span = n
                 downloads.append((stage, b, span))
             slots.append(stage)
         params = self._refresh_parameters(state, bindings)
         if params is not None:
             slots.append(params)
-            uploads.append(params)
+            uploads += [params] * (not params.host_visible)
         return slots, uploads, downloads
 
     def _run(self, state: _Context, bindings: list) -> None:
@@ -235,7 +236,7 @@ class CompiledOperator:
         if prog is not None:
             state.programs.move_to_end(key)
         else:
-            downs = [t for t, _, _ in downloads]
+            downs = [t for t, _, _ in downloads if not t.host_visible]
             if len(state.programs) < _PROGRAMS_PER_CONTEXT:
                 prog = Program(self.device, self._dispatches(slots), uploads, downs)
             else:
@@ -260,7 +261,7 @@ class CompiledOperator:
         return BoundCall(
             dispatches=self._dispatches(slots),
             outputs=[b for b in bindings[len(self.input_descs):] if b is not None],
-            uploads=[params] if params is not None else [],
+            uploads=[params] if params is not None and not params.host_visible else [],
             host_reads=[bindings[s] for s in self._param_slots if isinstance(bindings[s], Buffer)],
             prepare=lambda: self._refresh_parameters(state, bindings))
 

@@ -14,8 +14,8 @@ import numpy as np
 from .device import Buffer, Device, Kernel, kp
 
 # Vulkan access and pipeline-stage flag values.
-_SHADER_READ, _SHADER_WRITE, _TRANSFER_WRITE = 0x20, 0x40, 0x1000
-_STAGE_COMPUTE, _STAGE_TRANSFER = 0x800, 0x1000
+_SHADER_READ, _SHADER_WRITE, _TRANSFER_WRITE, _HOST_READ = 0x20, 0x40, 0x1000, 0x2000
+_STAGE_COMPUTE, _STAGE_TRANSFER, _STAGE_HOST = 0x800, 0x1000, 0x4000
 
 
 def _barrier(src_access: int, src_stage: int):
@@ -69,6 +69,9 @@ class Program:
             read.update((id(b), b) for b in ins)
         if downloads:
             ops.append(kp.OpTensorSyncLocal([b._tensor for b in downloads]))
+        if any(b.host_visible for _, bufs in dispatches for b in bufs):
+            # Shader writes to host-visible buffers, for the host to read after the fence.
+            ops.append(kp.OpPipelineBarrier(_SHADER_WRITE, _HOST_READ, _STAGE_COMPUTE, _STAGE_HOST))
         return ops
 
     def _record(self, ops: list) -> None:

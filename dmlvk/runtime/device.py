@@ -202,6 +202,9 @@ class Device:
         # when the device has only one, as lavapipe and integrated GPUs do).
         self._heap_of = (pick(local), pick(host))
         self._heap_used = {i: 0 for i in range(len(heaps))}
+        # Where device memory is host memory (CPU devices, integrated GPUs), staging is a
+        # host-visible buffer the shaders use directly: no copies in the submission.
+        self.unified_memory = self.info.device_type in ("CPU", "integrated GPU")
         self._budgeted = "VK_EXT_memory_budget" in self._mgr.enabled_features()
 
     def memory(self) -> dict:
@@ -214,10 +217,10 @@ class Device:
                                "dmlvk_bytes": self._heap_used[i]})["roles"].append(role)
         return {"heaps": list(out.values())}
 
-    def _reserve(self, nbytes: int) -> None:
+    def _reserve(self, nbytes: int, heap_ids) -> None:
         heaps = self._mgr.memory_heaps()
         need = {}
-        for i in self._heap_of:
+        for i in heap_ids:
             need[i] = need.get(i, 0) + nbytes
         for i, n in need.items():
             size, budget, usage, _ = heaps[i]
@@ -229,10 +232,10 @@ class Device:
         for i, n in need.items():
             self._heap_used[i] += n
 
-    def _unreserve(self, nbytes: int) -> None:
+    def _unreserve(self, held) -> None:
         with self._lock:
-            for i in self._heap_of:
-                self._heap_used[i] -= nbytes
+            for i, n in held:
+                self._heap_used[i] -= n
 
     def check_binding_size(self, nbytes: int, what: str) -> None:
         limit = self.info.max_storage_buffer_range
@@ -241,17 +244,21 @@ class Device:
                 f"{what} needs a {nbytes}-byte storage binding; {self.name} allows at most "
                 f"{limit} bytes per binding (maxStorageBufferRange)")
 
-    def _new_tensor(self, nbytes: int, what: str = "buffer"):
-        """A kp device tensor of whole words (at least nbytes), counted against the heaps."""
+    def _new_tensor(self, nbytes: int, what: str = "buffer", host: bool = False):
+        """A kp tensor of whole words (at least nbytes), counted against the heaps: device-local
+        memory with host staging, or (host=True) one host-visible buffer the shaders use directly.
+        Returns (tensor, the heaps it holds)."""
         self.check_binding_size(nbytes, what)
         self._check_process()
         words = max(1, -(-nbytes // 4))
+        heaps = self._heap_of[1:] if host else self._heap_of
         with self._lock:
-            self._reserve(4 * words)
+            self._reserve(4 * words, heaps)
             try:
-                t = self._mgr.tensor_t(np.zeros(words, np.uint32), kp.TensorTypes.device)
+                t = self._mgr.tensor_t(np.zeros(words, np.uint32),
+                                       kp.TensorTypes.host if host else kp.TensorTypes.device)
             except (MemoryError, RuntimeError) as e:
-                for i in self._heap_of:
+                for i in heaps:
                     self._heap_used[i] -= 4 * words
                 if isinstance(e, MemoryError):
                     raise OutOfDeviceMemory(f"host memory exhausted allocating {nbytes} bytes") from None
@@ -259,7 +266,7 @@ class Device:
                     raise OutOfDeviceMemory(f"{self.name} could not allocate {nbytes} bytes: {e}") from None
                 raise
         self._made()
-        return t, 4 * words
+        return t, [(i, 4 * words) for i in heaps]
 
     def buffer(self, nbytes: int) -> "Buffer":
         """A zero-filled device-resident buffer of at least nbytes bytes."""
@@ -348,14 +355,15 @@ class Buffer:
 
     `version` counts the writes the buffer has seen (Buffer.write and operator outputs)."""
 
-    def __init__(self, device: Device, nbytes: int):
+    def __init__(self, device: Device, nbytes: int, host_visible: bool = False):
         self.device = device
         self.nbytes = nbytes
-        self._tensor, reserved = device._new_tensor(nbytes)
+        self.host_visible = host_visible   # one host-visible buffer, no staging copy (internal use)
+        self._tensor, held = device._new_tensor(nbytes, host=host_visible)
         self._host = self._tensor.data().view(np.uint8)     # the mapped staging memory
         self._lock = threading.Lock()
         self.version = 0
-        weakref.finalize(self, device._unreserve, reserved)
+        weakref.finalize(self, device._unreserve, held)
 
     def __repr__(self):
         return f"<dmlvk.Buffer {self.nbytes} bytes on {self.device.name}>"
@@ -365,16 +373,23 @@ class Buffer:
         if offset < 0 or offset + raw.size > self.nbytes:
             raise ValueError(f"writing {raw.size} bytes at offset {offset} overruns a {self.nbytes}-byte buffer")
         with self._lock:
-            if offset or raw.size < self.nbytes:
-                self.device._sync(self._tensor, to_device=False)   # keep the bytes outside the range
-            self._host[offset:offset + raw.size] = raw
-            self.device._sync(self._tensor, to_device=True)
+            if self.host_visible:
+                self.device._check_process()
+                self._host[offset:offset + raw.size] = raw
+            else:
+                if offset or raw.size < self.nbytes:
+                    self.device._sync(self._tensor, to_device=False)   # keep the bytes outside the range
+                self._host[offset:offset + raw.size] = raw
+                self.device._sync(self._tensor, to_device=True)
             self.version += 1
 
     def read(self) -> np.ndarray:
         """A host copy of the buffer's bytes."""
         with self._lock:
-            self.device._sync(self._tensor, to_device=False)
+            if self.host_visible:
+                self.device._check_process()
+            else:
+                self.device._sync(self._tensor, to_device=False)
             return self._host[:self.nbytes].copy()
 
     def numpy(self, dtype, shape) -> np.ndarray:
