@@ -57,16 +57,15 @@ class Program:
             # Writes of earlier submissions or of the uploads above, before this program's shaders
             # read or overwrite them.
             ops.append(_barrier(_TRANSFER_WRITE | _SHADER_WRITE, _STAGE_TRANSFER | _STAGE_COMPUTE))
-        written, read = {}, {}
+        written, read = set(), set()        # ids of the Buffers since the last barrier
         for (_, bufs), algos, pushes in zip(dispatches, self._algorithms, self._pushes):
-            out, ins = bufs[-1], bufs[:-1]
-            hazards = [b for b in ins if id(b) in written] + [out] * (id(out) in written or id(out) in read)
-            if self._barriers and hazards:
+            out, ins = id(bufs[-1]), {id(b) for b in bufs[:-1]}
+            if self._barriers and (ins & written or out in written or out in read):
                 ops.append(_barrier(_SHADER_WRITE, _STAGE_COMPUTE))
-                written, read = {}, {}
+                written, read = set(), set()
             ops += [kp.OpAlgoDispatch(a, p) for a, p in zip(algos, pushes)]
-            written[id(out)] = out
-            read.update((id(b), b) for b in ins)
+            written.add(out)
+            read |= ins
         if downloads:
             ops.append(kp.OpTensorSyncLocal([b._tensor for b in downloads]))
         if any(b.host_visible for _, bufs in dispatches for b in bufs):
@@ -84,7 +83,8 @@ class Program:
 
     def rebind(self, dispatches: Sequence[Tuple[Kernel, tuple]], uploads: Sequence[Buffer] = (),
                downloads: Sequence[Buffer] = ()) -> None:
-        """The same kernels over other Buffers (and other staging transfers)."""
+        """The same kernels over other Buffers (and other staging transfers). Not for programs
+        recorded with timestamps (their query pool is sized for the first recording)."""
         with self.device._lock:
             for (_, bufs), algos in zip(dispatches, self._algorithms):
                 for algo in algos:
