@@ -22,7 +22,7 @@ from ..enums import FeatureLevel
 from ..errors import DeviceLimitError, UnsupportedError
 from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
-from .vkinfo import PhysicalDeviceInfo, physical_devices
+from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
 
 try:
     import kp
@@ -60,10 +60,6 @@ class Kernel:
     slots: tuple          # which of the operator's bindings the shader's bindings 0..k are
     local_size: int = 128
     defines: tuple = ()
-
-
-def _version(v: int) -> str:
-    return f"{(v >> 22) & 0x7F}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
 
 
 _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
