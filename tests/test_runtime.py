@@ -12,6 +12,7 @@ import pytest
 import dmlvk
 from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
 from dmlvk.runtime.capabilities import Capabilities
+from harness import element_mask
 
 ROOT = Path(__file__).resolve().parents[1]
 F32, U8, I8 = DataType.FLOAT32, DataType.UINT8, DataType.INT8
@@ -186,6 +187,36 @@ def test_barriers_are_needed_and_sufficient(barriers):
         assert "Validation" not in out and "HAZARD" not in out, out[:2000]
     else:
         assert "SYNC-HAZARD-READ-AFTER-WRITE" in out, out[:2000]
+
+
+# ---- staging ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct-staging", "staging-copies"])
+def test_host_arrays_through_both_staging_kinds(rng, direct):
+    """Host arrays are staged in host-visible buffers the shaders use directly, or in device
+    memory with copies in the submission; outputs with gaps keep their gap bytes either way."""
+    dev = dmlvk.Device()
+    dev.direct_staging_bytes = 1 << 40 if direct else 0
+    x = rng.standard_normal((1, 16, 3, 4)).astype(np.float32)
+    strides = (4 * 61 + 3, 61, 10, 1)                        # gaps after every row and plane
+    out_desc = TensorDesc(F32, (1, 4, 6, 8), strides)
+    op = dev.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, x.shape), out_desc, 2, DCR))
+    for _ in range(3):
+        buf = rng.integers(0, 256, out_desc.total_bytes, dtype=np.uint8)
+        before = buf.copy()
+        op.execute([x], [buf])
+        got = np.lib.stride_tricks.as_strided(buf.view(np.float32), (1, 4, 6, 8), tuple(4 * s for s in strides))
+        assert np.array_equal(got, reference.depth_to_space(x, 2, "DCR"))
+        gaps = ~element_mask(buf.size, 4, out_desc.sizes, strides)
+        assert gaps.sum() > 100 and np.array_equal(buf[gaps], before[gaps])
+        x = rng.standard_normal(x.shape).astype(np.float32)
+    staged = [b for ctx in op._contexts for b in ctx.staging.values()]
+    assert staged and all(b.host_visible == direct for b in staged)
+    args = (rng.integers(0, 256, (1, 3, 5, 5), dtype=np.uint8), np.float32(0.05), np.uint8(100),
+            rng.integers(-128, 128, (8, 3, 3, 3), dtype=np.int8), np.float32(0.01), None,
+            rng.integers(-99, 99, 8, dtype=np.int32), np.float32(0.2), np.uint8(3))
+    got = dmlvk.quantized_linear_convolution(*args, device=dev)
+    assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.uint8))
 
 
 # ---- threads ---------------------------------------------------------------------------------

@@ -168,7 +168,7 @@ class CompiledOperator:
         if state.params is None or key != state.params_key:
             data = self._parameters(srcs).view(np.uint8)
             if state.params is None:
-                state.params = Buffer(self.device, data.size, self.device.unified_memory)
+                state.params = self.device.staging_buffer(data.size)
             state.params._host[:data.size] = data
             state.params_key = key
         return state.params
@@ -209,7 +209,7 @@ class CompiledOperator:
             d = self._descs[slot]
             stage = state.staging.get(slot)
             if stage is None:
-                stage = state.staging[slot] = Buffer(self.device, d.total_bytes, self.device.unified_memory)
+                stage = state.staging[slot] = self.device.staging_buffer(d.total_bytes)
             n = d.total_bytes
             copy = not stage.host_visible       # else the shaders use the staging memory itself
             if slot < n_in:

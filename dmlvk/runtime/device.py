@@ -198,9 +198,11 @@ class Device:
         # when the device has only one, as lavapipe and integrated GPUs do).
         self._heap_of = (pick(local), pick(host))
         self._heap_used = {i: 0 for i in range(len(heaps))}
-        # Where device memory is host memory (CPU devices, integrated GPUs), staging is a
-        # host-visible buffer the shaders use directly: no copies in the submission.
-        self.unified_memory = self.info.device_type in ("CPU", "integrated GPU")
+        # Staging of host arrays: where device memory is host memory (CPU devices, integrated
+        # GPUs), and for small tensors anywhere, a host-visible buffer the shaders use directly (no
+        # copies in the submission); else device memory with staging copies.
+        unified = self.info.device_type in ("CPU", "integrated GPU")
+        self.direct_staging_bytes = _env_int("DMLVK_DIRECT_STAGING_BYTES", 1 << 62 if unified else 64 << 10)
         self._budgeted = "VK_EXT_memory_budget" in self._mgr.enabled_features()
 
     def memory(self) -> dict:
@@ -263,6 +265,11 @@ class Device:
                 raise
         self._made()
         return t, [(i, 4 * words) for i in heaps]
+
+    def staging_buffer(self, nbytes: int) -> "Buffer":
+        """A Buffer to stage nbytes of host data in: host-visible (used by the shaders directly)
+        when the device's memory is host memory or the tensor is small, else device-local."""
+        return Buffer(self, nbytes, host_visible=nbytes <= self.direct_staging_bytes)
 
     def buffer(self, nbytes: int) -> "Buffer":
         """A zero-filled device-resident buffer of at least nbytes bytes."""
