@@ -55,17 +55,27 @@ def conv_integer_accumulators(x, x_zp, w, w_zp, bias=None, strides=(1, 1), dilat
     oh = (h + ph0 + ph1 - ((kh - 1) * dh + 1)) // sh + 1
     ow = (wd + pw0 + pw1 - ((kw - 1) * dw + 1)) // sw + 1
     xs = x.astype(np.int64) - int(x_zp)
-    padded = np.zeros((n, c, h + ph0 + ph1, wd + pw0 + pw1), np.int64)   # real-domain zero
-    padded[:, :, ph0:ph0 + h, pw0:pw0 + wd] = xs
+
+    def taps(size, outs, k, s, d, pad):
+        """Per kernel tap: the input index of every output position (exact integers, so UINT
+        members up to 2^32-1 are fine) and whether it lies inside the input (else padding: 0)."""
+        out = []
+        for t in range(k):
+            pos = [o * s + t * d - pad for o in range(outs)]
+            inside = np.array([0 <= q < size for q in pos], bool)
+            out.append((np.array([q if 0 <= q < size else 0 for q in pos], np.int64), inside))
+        return out
+
+    rows, cols = taps(h, oh, kh, sh, dh, ph0), taps(wd, ow, kw, sw, dw, pw0)
     ws = w.astype(np.int64) - np.broadcast_to(np.asarray(w_zp, np.int64).reshape(-1), (m,)).reshape(m, 1, 1, 1)
     acc = np.zeros((n, m, oh, ow), np.int64)
     mg = m // group_count
     for grp in range(group_count):
-        xg = padded[:, grp * cg:(grp + 1) * cg]
+        xg = xs[:, grp * cg:(grp + 1) * cg]
         wg = ws[grp * mg:(grp + 1) * mg]
-        for i in range(kh):
-            for j in range(kw):
-                patch = xg[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+        for i, (ri, rin) in enumerate(rows):
+            for j, (ci, cin) in enumerate(cols):
+                patch = xg[:, :, ri][:, :, :, ci] * (rin[:, None] & cin[None, :])   # real-domain zero outside
                 acc[:, grp * mg:(grp + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, wg[:, :, i, j])
     if bias is not None:
         acc += np.asarray(bias, np.int64).reshape(1, m, 1, 1)

@@ -140,6 +140,12 @@ class TensorDesc:
 
 # ---- layout analysis --------------------------------------------------------------------------
 
+def element_extent_bytes(desc: TensorDesc) -> int:
+    """Bytes from the tensor's start to the end of its last element, in exact (Python) integers."""
+    last = sum((s - 1) * st for s, st in zip(desc.sizes, desc.effective_strides))
+    return (last + 1) * desc.element_bytes
+
+
 def nested_order(sizes: Sequence[int], strides: Sequence[int]) -> Optional[tuple]:
     """Dimensions from outermost to innermost if the layout is nested: sorted by stride, each
     dimension's stride at least the extent of the next (so no two elements share memory and an
@@ -221,6 +227,12 @@ class TensorChecker:
                       + (f" and Strides {list(d.strides)}." if d.strides is not None else "."))
         if d.total_bytes % 4:                                                   # rule 6, [U] choice
             self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, which is not a multiple of 4.")
+        extent = element_extent_bytes(d)                                        # dmlvk's choice
+        if extent > d.total_bytes:
+            self.fail(f"has elements reaching byte {extent} (Sizes {list(d.sizes)}, Strides "
+                      f"{list(d.effective_strides)}), past its TotalTensorSizeInBytes {d.total_bytes} "
+                      f"(DMLCalcBufferTensorSize sums offsets in 32 bits and wraps); every element "
+                      f"must lie inside the tensor's bytes.")
         a = d.guaranteed_base_offset_alignment                                  # rule 7
         if a and (a & (a - 1) or a < d.element_bytes):
             self.fail(f"has GuaranteedBaseOffsetAlignment {a}; it must be 0 or a power of two of "

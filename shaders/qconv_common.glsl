@@ -6,6 +6,9 @@ layout(constant_id = 2) const uint KW = 1;
 layout(constant_id = 3) const uint X_SIGNED = 0;
 layout(constant_id = 4) const uint W_SIGNED = 0;
 layout(constant_id = 5) const uint Y_SIGNED = 0;
+// 1 when an input position o * stride + k * dilation - start_pad, or the input height or width,
+// can pass 2^31 (UINT members up to 2^32-1): taps are then placed with exact 64-bit arithmetic.
+layout(constant_id = 6) const uint WIDE = 0;
 
 layout(std430, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, binding = 1) readonly buffer W { uint w_words[]; };
@@ -27,6 +30,23 @@ layout(push_constant) uniform Push {
     uint items;
     uint first;
 } p;
+
+// Whether tap k of output position o lands inside the input, 0 <= o * stride + k * dil - pad < size,
+// and at which index i. base = int(o * stride) - int(pad), precomputed per output (narrow case).
+bool input_tap(uint o, uint k, uint stride, uint dil, uint pad, uint size, int base, out uint i) {
+    if (WIDE == 0) {
+        int v = base + int(k * dil);
+        i = uint(v);
+        return v >= 0 && v < int(size);
+    }
+    uint hi1, lo1, hi2, lo2, carry, borrow;
+    umulExtended(o, stride, hi1, lo1);
+    umulExtended(k, dil, hi2, lo2);
+    uint lo = uaddCarry(lo1, lo2, carry);
+    uint hi = hi1 + hi2 + carry;            // the position's high word (< 2^32: both products < 2^64 / 2)
+    i = usubBorrow(lo, pad, borrow);
+    return hi == borrow && i < size;        // the position minus pad is in [0, 2^32) and below size
+}
 
 int load_x(uint byte_offset) {
     int bit = int((byte_offset & 3u) * 8u);

@@ -45,12 +45,12 @@ void main() {
         uint xc = xbase + c * p.in_strides.y;
         uint wc = c * p.w_strides.y;
         for (uint kh = 0; kh < KH; ++kh) {
-            int ih = ih0 + int(kh * p.dilation.x);
-            if (ih < 0 || ih >= int(p.in_sizes.z)) continue;
+            uint ih;
+            if (!input_tap(oh, kh, p.conv_stride.x, p.dilation.x, p.start_pad.x, p.in_sizes.z, ih0, ih)) continue;
             for (uint kw = 0; kw < KW; ++kw) {
-                int iw = iw0 + int(kw * p.dilation.y);
-                if (iw < 0 || iw >= int(p.in_sizes.w)) continue;
-                int xv = load_x(xc + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) - xzp;
+                uint iw;
+                if (!input_tap(ow, kw, p.conv_stride.y, p.dilation.y, p.start_pad.y, p.in_sizes.w, iw0, iw)) continue;
+                int xv = load_x(xc + ih * p.in_strides.z + iw * p.in_strides.w) - xzp;
                 uint wk = wc + kh * p.w_strides.z + kw * p.w_strides.w;
                 for (uint j = 0; j < OC_TILE; ++j) {
                     acc[j] += xv * (load_w(wbase[j] + wk) - wzp[j]);

@@ -63,10 +63,12 @@ void main() {
             uint kh = r / KW, kw = r % KW;
             a_val[i] = (m_ok && k < K)
                 ? float(load_w(wbase + c * p.w_strides.y + kh * p.w_strides.z + kw * p.w_strides.w)) - wzp : 0.0;
-            int ih = ih0 + int(kh * p.dilation.x), iw = iw0 + int(kw * p.dilation.y);
-            bool inside = p_ok && k < K && ih >= 0 && ih < int(p.in_sizes.z) && iw >= 0 && iw < int(p.in_sizes.w);
+            uint ih, iw;
+            bool inside = p_ok && k < K
+                && input_tap(lh, kh, p.conv_stride.x, p.dilation.x, p.start_pad.x, p.in_sizes.z, ih0, ih)
+                && input_tap(lw, kw, p.conv_stride.y, p.dilation.y, p.start_pad.y, p.in_sizes.w, iw0, iw);
             b_val[i] = inside
-                ? float(load_x(xbase + c * p.in_strides.y + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w)) - xzp
+                ? float(load_x(xbase + c * p.in_strides.y + ih * p.in_strides.z + iw * p.in_strides.w)) - xzp
                 : 0.0;
         }
         barrier();

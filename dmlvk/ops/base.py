@@ -13,7 +13,7 @@ import numpy as np
 
 from ..enums import DataType, TensorFlags
 from ..runtime.commands import BoundCall, Program
-from ..runtime.device import Buffer, Device, Kernel, host_bytes
+from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorDesc, nested_order
 
 
@@ -108,6 +108,10 @@ class CompiledOperator:
     def _checked_bindings(self, inputs: Sequence, outputs: Sequence, buffers_only: bool = False) -> list:
         """The bindings after DirectML's binding checks: Buffers, host arrays as flat uint8 views
         of their bytes, OWNED_BY_DML inputs as their snapshots, None where nothing is bound."""
+        for name, v in (("inputs", inputs), ("outputs", outputs)):
+            if isinstance(v, (str, bytes, np.ndarray, Buffer)) or not hasattr(v, "__iter__"):
+                raise TypeError(f"{self.operator_name}: {name} must be a list of bindings (numpy arrays, "
+                                f"dmlvk.Buffers or None), got {type(v).__name__}")
         inputs, outputs = list(inputs), list(outputs)
         if len(inputs) != len(self.input_descs) or len(outputs) != len(self.output_descs):
             raise ValueError(f"{self.operator_name} takes {len(self.input_descs)} inputs and "
@@ -318,6 +322,15 @@ def array_binding(x: np.ndarray, name: str):
     """(TensorDesc, host bytes) for an ndarray (array_layout, array_bytes)."""
     desc = array_layout(x, name)
     return desc, array_bytes(x, desc)
+
+
+def resolve_device(device) -> Device:
+    """The device= argument of the numpy-level functions: a dmlvk.Device, or None for the default."""
+    if device is None:
+        return default_device()
+    if not isinstance(device, Device):
+        raise TypeError(f"device must be a dmlvk.Device or None, got {type(device).__name__}")
+    return device
 
 
 def cached_operator(device: Device, desc) -> CompiledOperator:

@@ -10,8 +10,8 @@ from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Device, Kernel, default_device
-from ..tensor import TensorChecker, TensorDesc, nested_order, same_data_type
-from .base import CompiledOperator, array_bytes, array_layout
+from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
+from .base import CompiledOperator, array_bytes, array_layout, resolve_device
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
@@ -112,6 +112,11 @@ class _DepthSpaceDesc:
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
+    @staticmethod
+    def _words_for(t: TensorDesc) -> int:
+        """32-bit words from the tensor's start to its last element."""
+        return -(-element_extent_bytes(t) // 4)
+
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
         """The general path (shaders/depth_space.comp): any strides DirectML allows. Its variants:
         MODE 0 whole 4/8-byte elements; MODE 1 sub-word elements, nested output layout, one output
@@ -125,9 +130,10 @@ class _DepthSpaceDesc:
         defines = ()
         if eb >= 4:
             mode, count = 0, out.element_count
-        elif order is not None:
-            last = sum((s - 1) * st for s, st in zip(out.sizes, out_strides))
-            mode, count = 1, -(-((last + 1) * eb) // 4)
+        elif order is not None and self._words_for(out) <= 2 * out.element_count + 64:
+            # one invocation per output word, as long as the words are not mostly gaps (the
+            # work launched stays bounded by the elements, whatever the strides reach)
+            mode, count = 1, self._words_for(out)
         elif capabilities is not None and (capabilities.storage_8bit if eb == 1 else capabilities.storage_16bit):
             mode, count, defines = 3, out.element_count, (("SMALL_STORE_BITS", 8 * eb),)
         else:
@@ -237,7 +243,7 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool):
         raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
     if x.size == 0:
         raise ValueError(f"x has an empty dimension: shape {x.shape}")
-    device = device or default_device()
+    device = resolve_device(device)
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
 
     def describe():

@@ -12,7 +12,7 @@ from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
-from .base import CompiledOperator, array_binding, cached_operator
+from .base import CompiledOperator, array_binding, cached_operator, resolve_device
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
 _Q8 = {DataType.INT8, DataType.UINT8}
@@ -44,13 +44,13 @@ def _as_4d(values, fill) -> tuple:
     return values if len(values) == 4 else (values[0], values[1], fill, values[2])
 
 
-def _uint_list(name, values, count):
+def _uint_list(name, values):
     if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{OP}: {name} must be a sequence of {count} integers, got {values!r}")
+        raise TypeError(f"{OP}: {name} must be a sequence of integers (UINT), got {values!r}")
     out = []
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise TypeError(f"{OP}: {name} must hold non-negative integers, got {values!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{OP}: {name} must hold integers (UINT), got {values!r}")
         out.append(int(v))
     return tuple(out)
 
@@ -77,7 +77,7 @@ class QuantizedLinearConvolutionDesc:
 
     def __post_init__(self):
         for f in ("strides", "dilations", "start_padding", "end_padding"):
-            object.__setattr__(self, f, _uint_list(f, getattr(self, f), len(self.strides)))
+            object.__setattr__(self, f, _uint_list(f, getattr(self, f)))
 
     @property
     def dimension_count(self) -> int:
@@ -151,6 +151,8 @@ class QuantizedLinearConvolutionDesc:
                            ("StartPadding", self.start_padding), ("EndPadding", self.end_padding)):
             if len(vals) != dc:
                 raise ValidationError(f"{OP}: {name} has {len(vals)} entries; DimensionCount is {dc}.")
+            if any(not 0 <= v <= 0xFFFFFFFF for v in vals):
+                raise ValidationError(f"{OP}: {name} {list(vals)}; its entries are UINT (0..2^32-1).")
         if any(s == 0 for s in self.strides):
             raise ValidationError(f"{OP}: Strides {list(self.strides)}; every stride must be at least 1.")
         if any(d == 0 for d in self.dilations):
@@ -212,7 +214,7 @@ class QuantizedLinearConvolutionDesc:
         out4 = _as_4d(self.output_sizes(), 1)
         mg = m // self.group_count
         spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
-                int(t[OUTPUT].data_type == DataType.INT8))
+                int(t[OUTPUT].data_type == DataType.INT8), int(self._wide_taps()))
         push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
                 + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg))
         slots = (INPUT, FILTER, _PARAMS, OUTPUT)
@@ -227,6 +229,17 @@ class QuantizedLinearConvolutionDesc:
             shader="qlinear_conv",
             spec=spec, push=push, count=out4[0] * self.group_count * tiles * out4[2] * out4[3],
             slots=slots, local_size=64)
+
+    def _wide_taps(self) -> bool:
+        """Whether some input position o * stride + k * dilation - start_pad, or the input's height
+        or width, passes the int32 range the shaders' fast tap arithmetic uses."""
+        geo = self.conv_params()
+        out = _as_4d(self.output_sizes(), 1)
+        for o, size, k, s, d, pad in zip(out[2:], geo["input"][2:], geo["filter"][2:], geo["strides"],
+                                         geo["dilations"], geo["start"]):
+            if (o - 1) * s + (k - 1) * d >= 2**31 or pad >= 2**31 or size >= 2**31:
+                return True
+        return False
 
     def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
         self.validate(device.feature_level)
@@ -322,14 +335,14 @@ def _small_desc(data_type: DataType, count: int, rank: int) -> TensorDesc:
 
 
 def _pair(name, v):
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return (int(v), int(v))
-    try:
-        t = tuple(int(i) for i in v)
-    except TypeError:
-        raise TypeError(f"{name} must be an int or a pair of ints, got {v!r}") from None
-    if len(t) != 2 or any(i < 0 for i in t):
-        raise ValueError(f"{name} must be two non-negative integers, got {v!r}")
+    is_int = lambda i: isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+    if is_int(v):
+        v = (v, v)
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__") or not all(is_int(i) for i in v):
+        raise TypeError(f"{name} must be an int or a pair of ints, got {v!r}")
+    t = tuple(int(i) for i in v)
+    if len(t) != 2 or any(not 0 <= i <= 0xFFFFFFFF for i in t):
+        raise ValueError(f"{name} must be two integers in 0..2**32-1 (DirectML's UINT), got {v!r}")
     return t
 
 
@@ -364,6 +377,8 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
             raise TypeError(f"{name} must be int8 or uint8, got {a.dtype}")
         if a.ndim != 4:
             raise ValueError(f"{name} must be 4-D, got shape {a.shape}")
+        if a.size == 0:
+            raise ValueError(f"{name} has an empty dimension: shape {a.shape}")
     m = filter.shape[0]
     xs = _scale("input_scale", input_scale, {1})
     ws = _scale("filter_scale", filter_scale, {1, m})
@@ -417,7 +432,7 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
         raise ValueError(f"the (dilated) kernel is larger than the padded input: output sizes {out_sizes}")
     out_desc = TensorDesc(qdt(out_dtype), out_sizes)
     desc = dataclasses.replace(desc, output_tensor=out_desc)
-    device = device or default_device()
+    device = resolve_device(device)
     op = cached_operator(device, desc)
     pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
     out = np.empty(out_desc.total_bytes, np.uint8)

@@ -1,0 +1,189 @@
+"""Hostile descriptions: 64-bit-safe extents, UINT members at their boundaries, bounded dispatches,
+clear messages, and checks that catch writes past a tensor's end on every kernel path."""
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import (DataType, DepthSpaceOrder, FeatureLevel, QuantizedLinearConvolutionDesc, TensorDesc,
+                   ValidationError, reference)
+from dmlvk.tensor import TensorChecker
+
+F32, U8, I8, I32 = DataType.FLOAT32, DataType.UINT8, DataType.INT8, DataType.INT32
+DCR = DepthSpaceOrder.DEPTH_COLUMN_ROW
+S = TensorDesc(F32, (1, 1, 1, 1))
+ONE = np.float32([1])
+EDGES = [2**31 - 1, 2**31, 2**32 - 1]
+
+
+# ---- extents past TotalTensorSizeInBytes ------------------------------------------------------
+
+def test_bias_whose_size_wraps_is_rejected_not_read_out_of_bounds(device):
+    bias = TensorDesc(I32, (1, 3, 1, 1), (1, 2**31, 1, 1))          # DMLCalcBufferTensorSize: 4 bytes
+    assert bias.total_bytes == 4
+    desc = QuantizedLinearConvolutionDesc(TensorDesc(U8, (1, 1, 1, 1)), S, None, TensorDesc(I8, (3, 1, 1, 1)), S,
+                                          None, bias, S, None, TensorDesc(U8, (1, 3, 1, 1)))
+    with pytest.raises(ValidationError, match="'Bias' has elements reaching byte 17179869188"):
+        device.create_operator(desc)
+
+
+@pytest.mark.parametrize("data_type, sizes, strides", [
+    (U8, (1, 1, 2, 2), (1, 1, 2**31, 2**31 + 1)),      # 8-byte total; offsets wrap in 32 bits
+    (U8, (1, 1, 2, 2), (1, 1, 2, 2**32 - 1)),          # 4-byte total, stride of 2^32-1
+    (F32, (1, 1, 2, 2), (1, 1, 2**31, 2**31 + 1)),     # the same for 4-byte elements
+])
+def test_depth_space_output_past_its_size_is_rejected(device, data_type, sizes, strides):
+    out = TensorDesc(data_type, sizes, strides)
+    desc = dmlvk.DepthToSpace1Desc(TensorDesc(data_type, (1, 4, 1, 1)), out, 2, DCR)
+    with pytest.raises(ValidationError, match="'Output' has elements reaching byte"):
+        device.create_operator(desc)
+
+
+def test_elements_may_reach_exactly_the_total_size(device):
+    out = TensorDesc(U8, (1, 1, 2, 2), (4, 4, 2, 1), total_tensor_size_in_bytes=4)
+    op = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(U8, (1, 4, 1, 1)), out, 2, DCR))
+    y = np.zeros(4, np.uint8)
+    op.execute([np.uint8([10, 11, 12, 13])], [y])
+    assert y.tolist() == [10, 11, 12, 13]
+
+
+def test_sparse_output_launches_work_per_element_not_per_word(device):
+    """A nested output whose strides reach far (its total size given to match) takes the
+    per-element variant: the dispatch is bounded by the 4 elements, not the 2^18 words."""
+    strides = (1, 1, 2**20, 2**10)
+    extent = 2**20 + 2**10 + 1
+    out = TensorDesc(U8, (1, 1, 2, 2), strides, total_tensor_size_in_bytes=-(-extent // 4) * 4)
+    op = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(U8, (1, 4, 1, 1)), out, 2, DCR))
+    assert op.kernels[0].count == 4
+    y = np.full(out.total_bytes, 7, np.uint8)
+    op.execute([np.uint8([10, 11, 12, 13])], [y])
+    assert [y[0], y[2**10], y[2**20], y[2**20 + 2**10]] == [10, 11, 12, 13]
+    assert np.count_nonzero(y != 7) == 4           # and nothing else
+
+
+# ---- UINT members of the convolution at 2^31-1, 2^31 and 2^32-1 ----------------------------------
+
+def _conv_case(member: str, v: int, m: int):
+    """numpy arguments and options for a 2-row, 3-column input where one UINT member (on the
+    height axis) is v; the other members keep the output to a few rows."""
+    kh = 2 if member == "dilations" else 1
+    opts = dict(strides=(v, 1), dilations=(v if member == "dilations" else 1, 1),
+                start_padding=(v if member in ("start_padding", "dilations") else 0, 1),
+                end_padding=(v if member == "end_padding" else 0, 1))
+    if member == "strides":
+        opts["start_padding"] = (2**32 - 1, 1)    # the reproducer: positions pass 2^32, 1 row of 3 is real
+    rng = np.random.default_rng(v % 1000 + m)
+    x = rng.integers(1, 256, (1, 2, 2, 3), dtype=np.uint8)
+    w = rng.integers(-128, 128, (m, 2, kh, 3), dtype=np.int8)
+    args = (x, np.float32(0.05), np.uint8(3), w, rng.uniform(0.01, 0.02, m).astype(np.float32), np.int8(0),
+            rng.integers(-999, 999, m, dtype=np.int32), np.float32(0.3), np.uint8(11))
+    return args, opts
+
+
+@pytest.mark.parametrize("m", [2, 8], ids=["direct", "gemm"])
+@pytest.mark.parametrize("v", EDGES, ids=["2^31-1", "2^31", "2^32-1"])
+@pytest.mark.parametrize("member", ["strides", "dilations", "start_padding", "end_padding"])
+def test_conv_uint_members_at_their_edges(device, member, v, m):
+    args, opts = _conv_case(member, v, m)
+    want = reference.quantized_linear_convolution(*args, np.uint8, **opts)
+    assert 1 <= want.shape[2] <= 4
+    got = dmlvk.quantized_linear_convolution(*args, **opts, device=device)
+    assert np.array_equal(got, want), (member, v, got.tolist(), want.tolist())
+
+
+def test_strides_reproducer_gives_padding_where_positions_wrap(device):
+    args, opts = _conv_case("strides", 2**31, 8)
+    got = dmlvk.quantized_linear_convolution(*args, **opts, device=device)
+    want = reference.quantized_linear_convolution(*args, np.uint8, **opts)
+    assert want.shape[2] == 3 and np.array_equal(got, want)
+    # rows 0 and 1 see only padding (positions 1 - 2^32 + ... < 0 and 2^31 - 1 + 1 ... >= 2): bias only
+    assert np.array_equal(got[:, :, 0], got[:, :, 1])
+
+
+@pytest.mark.parametrize("v", EDGES, ids=["2^31-1", "2^31", "2^32-1"])
+@pytest.mark.parametrize("tensor", ["input", "filter", "output"])
+def test_tensor_strides_at_their_edges(device, tensor, v):
+    """A huge stride on a size-1 dimension is harmless and runs; on a size-2 dimension the
+    elements reach past what can be bound: a ValidationError or a DeviceLimitError, never a
+    wrong result."""
+    x = np.arange(1, 7, dtype=np.uint8).reshape(1, 1, 2, 3)
+    w = np.int8([[[[2, -1]]]])
+    sizes = {"input": (1, 1, 2, 3), "filter": (1, 1, 1, 2), "output": (1, 1, 2, 2)}[tensor]
+    dt = {"input": U8, "filter": I8, "output": U8}[tensor]
+    strides = list(dmlvk.packed_strides(sizes))
+    strides[1] = v                                   # channel dimension: size 1
+    descs = {"input": TensorDesc(U8, (1, 1, 2, 3)), "filter": TensorDesc(I8, (1, 1, 1, 2)),
+             "output": TensorDesc(U8, (1, 1, 2, 2))}
+    descs[tensor] = TensorDesc(dt, sizes, tuple(strides))
+    desc = QuantizedLinearConvolutionDesc(descs["input"], S, None, descs["filter"], S, None, None, S, None,
+                                          descs["output"])
+    op = device.create_operator(desc)
+    host = {"input": x, "filter": w, "output": np.zeros((1, 1, 2, 2), np.uint8)}
+    bufs = {k: np.zeros(descs[k].total_bytes, np.uint8) for k in host}
+    for k, a in host.items():
+        view = np.lib.stride_tricks.as_strided(bufs[k].view(a.dtype), a.shape,
+                                               tuple(st * a.itemsize for st in descs[k].effective_strides))
+        view[...] = a
+    op.execute([bufs["input"], ONE, None, bufs["filter"], ONE, None, None, ONE, None], [bufs["output"]])
+    got = np.lib.stride_tricks.as_strided(bufs["output"], (1, 1, 2, 2), descs["output"].effective_strides)
+    want = reference.quantized_linear_convolution(x, 1, None, w, 1, None, None, 1, None, np.uint8)
+    assert np.array_equal(got, want)
+    strides[2] = v                                   # height: size 2
+    descs[tensor] = TensorDesc(dt, sizes, tuple(strides))
+    desc = QuantizedLinearConvolutionDesc(descs["input"], S, None, descs["filter"], S, None, None, S, None,
+                                          descs["output"])
+    if sizes[2] == 1:
+        return
+    with pytest.raises((ValidationError, dmlvk.DeviceLimitError)):
+        device.create_operator(desc)
+
+
+@pytest.mark.parametrize("member", ["strides", "dilations", "start_padding", "end_padding"])
+def test_uint_members_past_2_to_the_32_are_rejected(device, member):
+    base = dict(strides=(1, 1), dilations=(1, 1), start_padding=(0, 0), end_padding=(0, 0))
+    base[member] = (2**32, 1)
+    desc = QuantizedLinearConvolutionDesc(TensorDesc(U8, (1, 1, 2, 2)), S, None, TensorDesc(I8, (1, 1, 1, 1)), S,
+                                          None, None, S, None, TensorDesc(U8, (1, 1, 2, 2)), **base)
+    name = {"strides": "Strides", "dilations": "Dilations", "start_padding": "StartPadding",
+            "end_padding": "EndPadding"}[member]
+    with pytest.raises(ValidationError, match=f"{name} .*UINT"):
+        device.create_operator(desc)
+    base[member] = (-1, 1)
+    with pytest.raises(ValidationError, match=f"{name} .*UINT"):
+        device.create_operator(dataclasses_replace(desc, **{member: (-1, 1)}))
+    x = np.zeros((1, 1, 2, 2), np.uint8)
+    with pytest.raises(ValueError, match=f"{member} must be two integers in 0..2\\*\\*32-1"):
+        dmlvk.quantized_linear_convolution(x, 1.0, None, np.zeros((1, 1, 1, 1), np.int8), 1.0, None, None, 1.0,
+                                           np.uint8(0), **{member: (2**32, 1)}, device=device)
+
+
+def dataclasses_replace(desc, **kw):
+    import dataclasses
+    return dataclasses.replace(desc, **kw)
+
+
+# ---- messages ----------------------------------------------------------------------------------
+
+def test_wrong_python_arguments_get_clear_errors(device):
+    x = np.zeros((1, 4, 2, 2), np.float32)
+    with pytest.raises(TypeError, match="device must be a dmlvk.Device or None, got str"):
+        dmlvk.depth_to_space(x, 2, device="x")
+    with pytest.raises(TypeError, match="strides must be a sequence of integers"):
+        QuantizedLinearConvolutionDesc(None, None, None, None, None, None, None, None, None, None, strides=None)
+    with pytest.raises(TypeError, match="strides must hold integers"):
+        QuantizedLinearConvolutionDesc(None, None, None, None, None, None, None, None, None, None, strides=(1.5, 1))
+    op = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 4, 2, 2)), TensorDesc(F32, (1, 1, 4, 4)), 2, DCR))
+    with pytest.raises(TypeError, match="inputs must be a list of bindings"):
+        op.execute(None, [np.zeros(16, np.float32)])
+    with pytest.raises(TypeError, match="outputs must be a list of bindings"):
+        op.execute([x], np.zeros(16, np.float32))
+    q = dict(input_scale=1.0, input_zero_point=None, filter_scale=1.0, filter_zero_point=None, bias=None,
+             output_scale=1.0, output_zero_point=np.uint8(0), device=device)
+    for xs, ws in (((0, 1, 2, 2), (1, 1, 1, 1)), ((1, 1, 2, 2), (0, 1, 1, 1))):
+        with pytest.raises(ValueError, match="has an empty dimension"):
+            dmlvk.quantized_linear_convolution(np.zeros(xs, np.uint8), filter=np.zeros(ws, np.int8), **q)
+    with pytest.raises(ValueError, match="start_padding must be two integers in 0..2"):
+        dmlvk.quantized_linear_convolution(np.zeros((1, 1, 2, 2), np.uint8), filter=np.zeros((1, 1, 1, 1), np.int8),
+                                           start_padding=2**40, **q)
+    with pytest.raises(TypeError, match="strides must be an int or a pair of ints"):
+        dmlvk.quantized_linear_convolution(np.zeros((1, 1, 2, 2), np.uint8), filter=np.zeros((1, 1, 1, 1), np.int8),
+                                           strides=(1.0, 1), **q)
