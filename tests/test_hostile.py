@@ -187,3 +187,118 @@ def test_wrong_python_arguments_get_clear_errors(device):
     with pytest.raises(TypeError, match="strides must be an int or a pair of ints"):
         dmlvk.quantized_linear_convolution(np.zeros((1, 1, 2, 2), np.uint8), filter=np.zeros((1, 1, 1, 1), np.int8),
                                            strides=(1.0, 1), **q)
+
+
+# ---- nothing written past a tensor's end, on every kernel path --------------------------------------
+
+MARK = 0xA5
+
+
+def _marked_output(device, desc):
+    """A Buffer 256 bytes longer than the output tensor, filled with a marker."""
+    buf = device.buffer(desc.total_bytes + 256)
+    buf.write(np.full(buf.nbytes, MARK, np.uint8))
+    return buf
+
+
+def _depth_space_paths():
+    """(label, description, expected kernel and MODE) covering every depth/space kernel path."""
+    u8, f32, f64 = DataType.UINT8, F32, DataType.FLOAT64
+    d2s = lambda dt, i, o, b=2: dmlvk.DepthToSpace1Desc(TensorDesc(dt, i), o if isinstance(o, TensorDesc) else TensorDesc(dt, o), b, DCR)
+    s2d = lambda dt, i, o, b=2: dmlvk.SpaceToDepth1Desc(TensorDesc(dt, i), TensorDesc(dt, o), b, DCR)
+    nonnested = (1, 1, 4, 2)                        # W stride 2 (< extent of H)... see harness "nonnested"
+    return [
+        ("rows d2s uint8", d2s(u8, (1, 4, 3, 16), (1, 1, 6, 32)), ("depth_space_rows", None)),
+        ("rows s2d float32", s2d(f32, (1, 1, 6, 16), (1, 4, 3, 8)), ("depth_space_rows", None)),
+        ("elements float64", d2s(f64, (1, 9, 2, 3), (1, 1, 6, 9), 3), ("depth_space", 0)),
+        ("words uint8", d2s(u8, (1, 9, 2, 3), (1, 1, 6, 9), 3), ("depth_space", 1)),
+        ("per element uint8", d2s(u8, (1, 4, 2, 3), TensorDesc(u8, (1, 1, 4, 6), (24, 24, 11, 2)), 2),
+         ("depth_space", None)),
+    ]
+
+
+@pytest.mark.parametrize("case", _depth_space_paths(), ids=lambda c: c[0])
+@pytest.mark.parametrize("portable", [False, True], ids=["device-variants", "portable"])
+def test_depth_space_writes_nothing_past_the_output(device, portable_device, case, portable):
+    label, desc, (shader, mode) = case
+    dev = portable_device if portable else device
+    op = dev.create_operator(desc)
+    k = op.kernels[0]
+    assert k.shader == shader and (mode is None or k.spec[-1] == mode), (k.shader, k.spec)
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, desc.input_tensor.total_bytes, dtype=np.uint8)
+    src, dst = dev.upload(x), _marked_output(dev, desc.output_tensor)
+    op.execute([src], [dst])
+    got = dst.read()
+    assert (got[desc.output_tensor.total_bytes:] == MARK).all(), label
+    dt = desc.input_tensor.data_type.numpy_dtype
+    xs = np.lib.stride_tricks.as_strided(x.view(dt), desc.input_tensor.sizes,
+                                         tuple(s * dt.itemsize for s in desc.input_tensor.effective_strides))
+    out = desc.output_tensor
+    ys = np.lib.stride_tricks.as_strided(got.view(dt), out.sizes, tuple(s * dt.itemsize for s in out.effective_strides))
+    fn = reference.depth_to_space if desc.depth_to_space else reference.space_to_depth
+    bits = lambda a: np.ascontiguousarray(a).view(np.uint8)          # NaN payloads compare as bits
+    assert np.array_equal(bits(ys), bits(fn(xs, desc.block_size, "DCR"))), label
+
+
+@pytest.mark.parametrize("m", [4, 16], ids=["direct", "gemm"])
+def test_convolution_writes_nothing_past_the_output(device, m):
+    rng = np.random.default_rng(m)
+    x = rng.integers(0, 256, (1, 3, 5, 5), dtype=np.uint8)
+    w = rng.integers(-128, 128, (m, 3, 3, 3), dtype=np.int8)
+    s = TensorDesc(F32, (1, 1, 1, 1))
+    out = TensorDesc(U8, (1, m, 3, 3))
+    op = device.create_operator(QuantizedLinearConvolutionDesc(TensorDesc(U8, x.shape), s, None, TensorDesc(I8, w.shape),
+                                                               s, None, None, s, None, out))
+    assert op.kernels[0].shader == ("qlinear_conv_gemm" if m >= 8 else "qlinear_conv")
+    dst = _marked_output(device, out)
+    scale = device.upload(np.float32([0.01]))
+    padded = lambda a: device.upload(np.concatenate([a.reshape(-1).view(np.uint8), np.zeros(4, np.uint8)]))
+    op.execute([padded(x), scale, None, padded(w), scale, None, None, scale, None], [dst])
+    got = dst.read()
+    assert (got[out.total_bytes:] == MARK).all()
+    want = reference.quantized_linear_convolution(x, np.float32(0.01), None, w, np.float32(0.01), None, None,
+                                                   np.float32(0.01), None, np.uint8)
+    assert np.array_equal(got[:out.total_bytes].reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("k", [512, 1024])
+def test_gemm_sums_of_full_range_products_stay_exact(device, k):
+    """Every product (255 - 0) * (-128 - 127) = -65025, K of them: float32 partial sums stay exact
+    only if they are moved to int32 often enough. The bias cancels the sum, so any error shows."""
+    x = np.full((1, k, 1, 1), 255, np.uint8)
+    w = np.full((8, k, 1, 1), -128, np.int8)
+    bias = np.full(8, 65025 * k, np.int32)
+    args = (x, np.float32(1), np.uint8(0), w, np.float32(1), np.int8(127), bias, np.float32(1), np.uint8(100))
+    got = dmlvk.quantized_linear_convolution(*args, device=device)
+    want = reference.quantized_linear_convolution(*args, np.uint8)
+    assert want.ravel().tolist() == [100] * 8
+    assert np.array_equal(got, want), got.ravel().tolist()
+
+
+# ---- dispatch planning -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit", [(5, 3, 1), (7, 2, 1), (65535, 65535, 1)])
+def test_plan_covers_every_item_when_the_last_dispatch_is_ragged(device, limit):
+    dev = dmlvk.Device(device.index)
+    dev.max_workgroup_count = limit
+    per = limit[0] * limit[1] * 128
+    for count in (1, 127, 129, per - 1, per + 8 * 128, 2 * per + 3 * 128 + 5, 3 * per + (limit[0] + 1) * 128):
+        if limit[0] > 1000 and count > 10**9:
+            continue
+        plans = list(dev.plan(count, 128))
+        assert sum(items for _, items, _ in plans) == count
+        for first, items, (gx, gy, gz) in plans:
+            assert gx <= limit[0] and gy <= limit[1] and gz == 1
+            assert gx * gy * 128 >= items, (count, items, gx, gy)      # every item has an invocation
+
+
+def test_ragged_last_dispatch_gives_the_right_result(device, rng):
+    dev = dmlvk.Device(device.index)
+    dev.max_workgroup_count = (5, 3, 1)
+    # 3 x 3 blocks (the element shader): 1 x 9 x 30 x 30 int32 = 8100 outputs = 64 groups of 128 ->
+    # four dispatches of 15 groups and a last one of 4; and 27 x 40 x 40: a last one of 8 groups
+    for shape in ((1, 9, 30, 30), (1, 27, 21, 32)):
+        x = rng.integers(0, 2**31, shape, dtype=np.int32)
+        got = dmlvk.depth_to_space(x, 3, "DCR", device=dev)
+        assert np.array_equal(got, reference.depth_to_space(x, 3, "DCR"))

@@ -177,3 +177,41 @@ def test_rule_5_2_8_feature_level_of_the_1_forms(devices):
 def test_unknown_feature_level_is_unsupported():
     with pytest.raises(dmlvk.UnsupportedError, match="DXGI_ERROR_UNSUPPORTED"):
         dmlvk.Device(feature_level=0x7000)
+
+
+# ---- each rule at its boundary, both sides ---------------------------------------------------------
+
+def test_rank_limit_switches_exactly_at_3_0():
+    for fl, limit in ((FeatureLevel.FL_2_1, 5), (FeatureLevel.FL_3_0, 8)):
+        d = dmlvk.Device(feature_level=fl)
+        rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1,) * (limit + 1)), 2, DCR), "'Output'",
+                f"between 1 and {limit}", fl.dml_name)
+        # one dimension fewer passes the limit and meets the operator's own rank rule instead
+        msg = rejects(d, DepthToSpace1Desc(IN, TensorDesc(F32, (1,) * limit), 2, DCR), "'Output'",
+                      f"DimensionCount {limit}")
+        assert "between 1 and" not in msg
+
+
+def test_element_count_limit_is_inclusive():
+    from dmlvk.tensor import TensorChecker
+    ok = TensorDesc(DataType.UINT8, (1, 1, 1, 2**32 - 1))
+    TensorChecker("OP", "Input", ok, FeatureLevel.FL_6_4).common(is_output=False, ranks={4}, types={DataType.UINT8})
+    over = TensorDesc(DataType.UINT8, (1, 1, 2, 2**31), (0, 0, 0, 0), total_tensor_size_in_bytes=4)
+    with pytest.raises(ValidationError, match="2\\^32-1"):
+        TensorChecker("OP", "Input", over, FeatureLevel.FL_6_4).common(is_output=False, ranks={4}, types={DataType.UINT8})
+
+
+def test_alignment_equal_to_the_element_size_is_accepted(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    d.create_operator(DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), guaranteed_base_offset_alignment=4), OUT, 2, DCR))
+    rejects(d, DepthToSpace1Desc(TensorDesc(F32, (1, 8, 2, 3), guaranteed_base_offset_alignment=2), OUT, 2, DCR),
+            "'Input'", "GuaranteedBaseOffsetAlignment 2")
+    d.create_operator(DepthToSpace1Desc(TensorDesc(DataType.FLOAT64, (1, 8, 2, 3), guaranteed_base_offset_alignment=8),
+                                        TensorDesc(DataType.FLOAT64, (1, 2, 4, 6)), 2, DCR))
+
+
+def test_space_to_depth_width_must_divide(devices):
+    d = devices[FeatureLevel.FL_6_4]
+    rejects(d, SpaceToDepth1Desc(TensorDesc(F32, (1, 2, 4, 5)), TensorDesc(F32, (1, 8, 2, 2)), 2, DCR),
+            "'Input'", "width 5", "divisible by BlockSize 2")
+    d.create_operator(SpaceToDepth1Desc(TensorDesc(F32, (1, 2, 4, 6)), TensorDesc(F32, (1, 8, 2, 3)), 2, DCR))
