@@ -233,6 +233,10 @@ def choices(device, exs: list) -> list:
          "evidence": "validation matrix rows 5.3.4"},
         {"item": "9.5 Shape, BlockSize, Order, overlap, size%4 checks", "choice": "all rejected at creation",
          "evidence": "validation matrix rows marked dmlvk's choice"},
+        {"item": "Elements past TotalTensorSizeInBytes",
+         "choice": "rejected at creation: every element must lie inside the tensor's bytes (extents in exact integers)",
+         "evidence": "DMLCalcBufferTensorSize sums the last offset in 32 bits, so huge strides can give a tiny "
+                     "total; DirectML's behaviour is undefined there. Validation matrix row 5.1.6"},
         {"item": "9.6 Data-type support", "choice": "every type of the feature-level tables is supported on every device",
          "evidence": "dmlvk moves bits in 32-bit words and needs no optional Vulkan feature"},
     ]
