@@ -302,3 +302,29 @@ def test_ragged_last_dispatch_gives_the_right_result(device, rng):
         x = rng.integers(0, 2**31, shape, dtype=np.int32)
         got = dmlvk.depth_to_space(x, 3, "DCR", device=dev)
         assert np.array_equal(got, reference.depth_to_space(x, 3, "DCR"))
+
+
+@pytest.mark.parametrize("v", EDGES, ids=["2^31-1", "2^31", "2^32-1"])
+@pytest.mark.parametrize("which", ["input", "output"])
+@pytest.mark.parametrize("dim", [0, 1, 2, 3])
+def test_depth_space_strides_at_their_edges(device, which, dim, v):
+    """A stride of v on a size-1 dimension runs and matches the reference; on a dimension of size
+    2 or more the elements reach past what can be bound: a clear error, never a wrong result."""
+    x = np.arange(1, 1 + 8 * 2 * 3, dtype=np.uint8).reshape(1, 8, 2, 3)
+    in_sizes, out_sizes = [1, 8, 2, 3], [1, 2, 4, 6]
+    sizes = in_sizes if which == "input" else out_sizes
+    strides = list(dmlvk.packed_strides(sizes))
+    strides[dim] = v
+    descs = {"input": TensorDesc(U8, in_sizes), "output": TensorDesc(U8, out_sizes)}
+    descs[which] = TensorDesc(U8, sizes, tuple(strides))
+    desc = dmlvk.DepthToSpace1Desc(descs["input"], descs["output"], 2, DCR)
+    if sizes[dim] > 1:
+        with pytest.raises((ValidationError, dmlvk.DeviceLimitError)):
+            device.create_operator(desc)
+        return
+    op = device.create_operator(desc)
+    bufs = {k: np.zeros(d.total_bytes, np.uint8) for k, d in descs.items()}
+    np.lib.stride_tricks.as_strided(bufs["input"], descs["input"].sizes, descs["input"].effective_strides)[...] = x
+    op.execute([bufs["input"]], [bufs["output"]])
+    got = np.lib.stride_tricks.as_strided(bufs["output"], descs["output"].sizes, descs["output"].effective_strides)
+    assert np.array_equal(got, reference.depth_to_space(x, 2, "DCR"))
