@@ -18,11 +18,23 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--cases", "8", "--seed", "3", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--cases", "8", "--seed", "3", "--out", str(out),
+                           "--device", "all"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    js = [p for p in out.glob("report-*.json") if p.name != "report-all.json"][0]
+    return out, json.loads(js.read_text())
+
+
+@pytest.fixture(scope="module")
+def merged(report, tmp_path_factory):
+    """The one-page form over two device reports (this device's, twice: CI has one device)."""
+    out, _ = report
+    js = [p for p in out.glob("report-*.json") if p.name != "report-all.json"][0]
+    dest = tmp_path_factory.mktemp("merged")
+    proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--merge", str(js), str(js), "--out", str(dest)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (js,) = out.glob("report-*.json")
-    return out, json.loads(js.read_text())
+    return dest, json.loads((dest / "report-all.json").read_text())
 
 
 def test_report_contents(report):
@@ -31,23 +43,77 @@ def test_report_contents(report):
     assert s["examples"] == "19/19"
     assert s["node_cases"] == "9/9"
     assert s["onnxruntime_bit_exact"] == "100.0 %"
-    assert s["validation_rules_agreeing"] == f"{len(rep['validation'])}/{len(rep['validation'])}"
+    documented = [v for v in rep["validation"] if v["basis"] == "documented"]
+    assert s["validation_documented_agreeing"] == f"{len(documented)}/{len(documented)}"
+    assert s["validation_choices"] == len(rep["validation"]) - len(documented) > 0
     ops = {(r["operator"], r["oracle"]) for r in rep["differential"] if r["elements"]}
     for op in ("DEPTH_TO_SPACE1", "SPACE_TO_DEPTH1", "QUANTIZED_LINEAR_CONVOLUTION"):
         assert (op, "onnxruntime") in ops and (op, "onnx.reference") in ops
     levels = {c["level"] for v in rep["validation"] for c in v["cells"]}
     assert {"DML_FEATURE_LEVEL_1_0", "DML_FEATURE_LEVEL_2_1", "DML_FEATURE_LEVEL_4_0", "DML_FEATURE_LEVEL_5_2"} <= levels
-    md = next(out.glob("report-*.md")).read_text()
+    md = next(p for p in out.glob("report-*.md") if p.name != "report-all.md").read_text()
+    assert "DirectML itself was not executed" in md
     for n in range(1, 7):
         assert f"## {n}. " in md
     assert list(out.glob("report-*-agreement.png"))
+
+
+def test_device_all_writes_the_portability_page(report):
+    out, rep = report
+    page = json.loads((out / "report-all.json").read_text())
+    assert page["matrix"]["devices"] == [rep["device"]["name"]]
+    assert (out / "report-all-matrix.png").exists()
+
+
+def test_merged_page_has_the_matrix(merged):
+    dest, page = merged
+    m = page["matrix"]
+    assert len(m["devices"]) == 2 and len(m["rows"]) > 100
+    assert all(r["cells"][0] == r["cells"][1] for r in m["rows"])
+    assert page["headline"].startswith("Every device gives the same outcome on every row")
+    sections = {r["section"] for r in m["rows"]}
+    assert {"DirectML's documented examples", "ONNX node conformance cases",
+            "Validation rules (spec 5), every feature level"} <= sections
+    rules = [r for r in m["rows"] if r["section"].startswith("Validation")]
+    assert any(r["directml"] == "unconfirmed: dmlvk's choice" for r in rules)
+    assert any(r["directml"].startswith("documented: accepted from FL") for r in rules)
+    assert "DirectML itself was not executed" in (dest / "report-all.md").read_text()
+
+
+def _render(exe, page_path, tmp_path):
+    """(DOM, screenshot as an RGB array) of a page in headless Chromium."""
+    page = page_path.resolve().as_uri()
+    flags = CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    dom = subprocess.run([exe, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120, env=env)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    shot = tmp_path / f"{page_path.stem}.png"
+    r = subprocess.run([exe, *flags, f"--screenshot={shot}", "--window-size=1280,2000", page],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
+    import matplotlib.image
+    return dom.stdout, matplotlib.image.imread(str(shot))[..., :3]
+
+
+def test_merged_page_renders_in_headless_chromium(merged, tmp_path):
+    dest, page = merged
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is not installed (ci/setup.sh installs Debian's chromium)"
+    dom, img = _render(exe, dest / "report-all.html", tmp_path)
+    assert "id=\"matrix\"" in dom and "id=\"headline\"" in dom
+    assert dom.count("class=\"agree\"") >= 2 * len(page["matrix"]["rows"]) - 20
+    assert "data:image/png;base64," in dom                  # the heat map travels inside the page
+    not_white = (img < 0.95).any(axis=2).mean()
+    green = ((img[..., 1] > 0.6) & (img[..., 0] < 0.5) & (img[..., 2] < 0.5)).mean()   # the heat map's green
+    assert not_white > 0.02, f"the screenshot is nearly blank ({not_white:.3%} non-white)"
+    assert green > 0.002, "the heat map is not visible"
 
 
 def test_report_renders_in_headless_chromium(report, tmp_path):
     out, rep = report
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     assert exe, "chromium is not installed (ci/setup.sh installs Debian's chromium)"
-    page = next(out.glob("report-*.html")).resolve().as_uri()
+    page = next(p for p in out.glob("report-*.html") if p.name != "report-all.html").resolve().as_uri()
     flags = CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]
     env = {**os.environ, "HOME": str(tmp_path)}
     dom = subprocess.run([exe, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=120, env=env)
