@@ -119,7 +119,9 @@ def heat_map(page: dict, out: Path) -> Optional[Path]:
     ax.set_xticklabels([d.split(" (")[0] for d in m["devices"]], fontsize=8)
     ax.xaxis.tick_top()
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{r['item'][:48]}" for r in rows], fontsize=4.5)
+    tag = lambda sec: ("doc" if sec.startswith("DirectML") else "onnx" if sec.startswith("ONNX")
+                       else "rule" if sec.startswith("Validation") else sec.split()[-1].replace("onnxruntime", "ort"))
+    ax.set_yticklabels([f"{tag(r['section'])}: {r['item'][:46]}" for r in rows], fontsize=4.5)
     fig.suptitle("green: agrees\nred: differs\ngrey: not applicable", fontsize=7, x=0.02, y=0.995, ha="left")
     return save_chart(plt, fig, out, dpi=110)
 
