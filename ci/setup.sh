@@ -50,7 +50,8 @@ if [ "$(cat "$kp_stamp" 2>/dev/null)" != "$kp_want" ] || ! "$py" -c "import kp" 
   echo "$kp_want" > "$kp_stamp"
 fi
 
-if ! "$py" -c "import dmlvk" 2>/dev/null; then
+# dmlvk itself, editable (asked of pip, not of an import that the checkout would satisfy anyway)
+if ! "$py" -m pip show dmlvk >/dev/null 2>&1; then
   "$py" -m pip install -q --no-build-isolation --no-deps -e "$root"
 fi
 export DMLVK_PY="$py"

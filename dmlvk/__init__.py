@@ -1,6 +1,7 @@
 """dmlvk: DirectML's operators, semantics and validation as Vulkan compute shaders."""
 from .enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType, TensorFlags
 from .errors import DeviceLimitError, UnsupportedError, ValidationError
+from .runtime.compiler import ShaderCompileError
 from .tensor import TensorDesc, calc_buffer_tensor_size, packed_strides
 from .runtime.capabilities import Capabilities
 from .runtime.commands import CommandList
@@ -13,7 +14,7 @@ from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear
 __version__ = "0.1.0"
 __all__ = [
     "DataType", "DepthSpaceOrder", "FeatureLevel", "OperatorType", "TensorFlags",
-    "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory",
+    "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory", "ShaderCompileError",
     "TensorDesc", "calc_buffer_tensor_size", "packed_strides",
     "Device", "Buffer", "devices", "default_device", "CompiledOperator", "CommandList", "Capabilities",
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",

@@ -76,12 +76,34 @@ _DELEGATED = {"report": ("dmlvk.report", "portability report against DirectML on
               "bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers")}
 
 
+def _prog() -> str:
+    """How the user called us: the console script or python -m dmlvk."""
+    return "dmlvk" if sys.argv and sys.argv[0].rstrip("/").endswith("dmlvk") and "__main__" not in sys.argv[0] \
+        else "python -m dmlvk"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(argv)
+    except (ImportError, OSError, ValueError, RuntimeError) as e:
+        # no driver, a bad device index or DMLVK_DEVICE, a missing module: one line, status 2
+        from .errors import UnsupportedError
+        if isinstance(e, RuntimeError) and not isinstance(e, UnsupportedError):
+            raise
+        if isinstance(e, ModuleNotFoundError) and e.name in ("onnx", "onnxruntime", "matplotlib"):
+            e = f"this command needs onnx, onnxruntime and matplotlib: pip install onnx onnxruntime matplotlib"
+        print(f"{_prog()}: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv) -> int:
     if argv and argv[0] in _DELEGATED:
         import importlib
         return importlib.import_module(_DELEGATED[argv[0]][0]).main(argv[1:])
-    ap = argparse.ArgumentParser(prog="python -m dmlvk", description=__doc__)
+    ap = argparse.ArgumentParser(prog=_prog(), description=__doc__)
+    from . import __version__
+    ap.add_argument("--version", action="version", version=f"dmlvk {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, (_, help_text) in _DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)

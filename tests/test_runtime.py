@@ -394,3 +394,21 @@ def test_fork_before_any_device_leaves_the_child_free():
         print("child status", os.waitstatus_to_exitcode(status))
     """, timeout=120)
     assert "child status 0" in p.stdout, p.stdout + p.stderr
+
+
+# ---- command line ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, env, words", [
+    (["demo", "--device", "7"], {}, "device index 7 out of range"),
+    (["demo"], {"DMLVK_DEVICE": "x"}, "DMLVK_DEVICE must be a device index"),
+])
+def test_command_line_environment_errors_are_one_line_with_status_2(args, env, words):
+    p = subprocess.run([sys.executable, "-m", "dmlvk", *args], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, **env}, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert words in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_command_line_version():
+    p = subprocess.run([sys.executable, "-m", "dmlvk", "--version"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and p.stdout.strip() == f"dmlvk {dmlvk.__version__}"
