@@ -169,9 +169,9 @@ def test_numpy_api_argument_errors(device):
     with pytest.raises(ValueError, match="4-D"):
         dmlvk.depth_to_space(np.zeros((8, 2, 2), np.float32), 2, device=device)
     with pytest.raises(TypeError, match="dtype"):
-        dmlvk.depth_to_space(x.astype(np.complex64), 2, device=device)
+        dmlvk.depth_to_space(x.astype(np.complex128), 2, device=device)     # 16-byte elements
     with pytest.raises(TypeError, match="dtype"):
-        dmlvk.depth_to_space(x.astype(bool), 2, device=device)
+        dmlvk.depth_to_space(x.astype(object), 2, device=device)
     with pytest.raises(ValueError, match="block_size"):
         dmlvk.depth_to_space(x, 0, device=device)
     with pytest.raises(TypeError, match="block_size"):
@@ -182,10 +182,10 @@ def test_numpy_api_argument_errors(device):
         dmlvk.space_to_depth(np.zeros((1, 1, 3, 4), np.uint8), 2, device=device)
     with pytest.raises(ValueError, match="order"):
         dmlvk.depth_to_space(x, 2, "RCD", device=device)
-    with pytest.raises(TypeError, match="numpy array"):
-        dmlvk.depth_to_space([[[[1.0]]]], 1, device=device)
+    with pytest.raises(TypeError, match="anything numpy.asarray takes"):
+        dmlvk.depth_to_space(object(), 1, device=device)
     with pytest.raises(ValueError, match="empty"):
-        dmlvk.depth_to_space(np.zeros((0, 4, 1, 1), np.float32), 2, device=device)
+        dmlvk.depth_to_space(np.zeros((1, 4, 0, 1), np.float32), 2, device=device)
 
 
 # ---- DirectML-shaped API: bindings ---------------------------------------------------------------
@@ -281,3 +281,56 @@ def test_element_variants_agree(device, portable_device, data_type, kinds):
                 if storage:
                     assert fast.defines == (("SMALL_STORE_BITS", data_type.bits),) and fast.spec[-1] == 3
     assert atomics >= 4
+
+
+# ---- the numpy level takes what numpy takes ---------------------------------------------------------
+
+class _HasArray:
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a
+
+
+def test_numpy_level_takes_lists_and_array_likes(device):
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+    want = reference.depth_to_space(x, 2, "DCR")
+    assert np.array_equal(dmlvk.depth_to_space(x.tolist(), 2, device=device), want.astype(np.float64))
+    assert np.array_equal(dmlvk.depth_to_space(_HasArray(x), 2, device=device), want)
+    with pytest.raises(TypeError, match="dmlvk.Buffer"):
+        dmlvk.depth_to_space(device.upload(x), 2, device=device)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "complex64", "datetime64[s]", "bfloat16"])
+def test_depth_space_moves_any_dtype_of_1_2_4_or_8_bytes(device, dtype):
+    if dtype == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        dt = np.dtype(ml_dtypes.bfloat16)
+    else:
+        dt = np.dtype(dtype)
+    bits = np.random.default_rng(0).integers(0, 256, 2 * 8 * 3 * 4 * dt.itemsize, dtype=np.uint8)
+    if dt == np.bool_:
+        bits &= 1
+    x = bits.view(dt).reshape(2, 8, 3, 4)
+    y = dmlvk.depth_to_space(x, 2, "CRD", device=device)
+    assert y.dtype == dt and y.shape == (2, 2, 6, 8)
+    assert np.array_equal(y.view(f"u{dt.itemsize}"), reference.depth_to_space(x.view(f"u{dt.itemsize}"), 2, "CRD"))
+    z = dmlvk.space_to_depth(y, 2, "CRD", device=device)
+    assert np.array_equal(z.view(f"u{dt.itemsize}"), x.view(f"u{dt.itemsize}"))
+
+
+def test_depth_space_empty_batch_and_out(device):
+    assert dmlvk.depth_to_space(np.zeros((0, 8, 3, 3), np.int16), 2, device=device).shape == (0, 2, 6, 6)
+    with pytest.raises(ValueError, match="empty dimension"):
+        dmlvk.depth_to_space(np.zeros((1, 0, 3, 3), np.int16), 2, device=device)
+    x = np.arange(64, dtype=np.float32).reshape(1, 16, 2, 2)
+    out = np.empty((1, 4, 4, 4), np.float32)
+    assert dmlvk.depth_to_space(x, 2, device=device, out=out) is out
+    assert np.array_equal(out, reference.depth_to_space(x, 2))
+    with pytest.raises(ValueError, match="out has shape"):
+        dmlvk.depth_to_space(x, 2, device=device, out=np.empty((1, 4, 4, 5), np.float32))
+    with pytest.raises(ValueError, match="dtype float64"):
+        dmlvk.depth_to_space(x, 2, device=device, out=np.empty((1, 4, 4, 4), np.float64))
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        dmlvk.space_to_depth(x, 2, device=device, out=[0])

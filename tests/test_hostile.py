@@ -178,9 +178,11 @@ def test_wrong_python_arguments_get_clear_errors(device):
         op.execute([x], np.zeros(16, np.float32))
     q = dict(input_scale=1.0, input_zero_point=None, filter_scale=1.0, filter_zero_point=None, bias=None,
              output_scale=1.0, output_zero_point=np.uint8(0), device=device)
-    for xs, ws in (((0, 1, 2, 2), (1, 1, 1, 1)), ((1, 1, 2, 2), (0, 1, 1, 1))):
+    for xs, ws in (((1, 0, 2, 2), (1, 0, 1, 1)), ((1, 1, 2, 2), (0, 1, 1, 1))):
         with pytest.raises(ValueError, match="has an empty dimension"):
             dmlvk.quantized_linear_convolution(np.zeros(xs, np.uint8), filter=np.zeros(ws, np.int8), **q)
+    empty = dmlvk.quantized_linear_convolution(np.zeros((0, 1, 2, 2), np.uint8), filter=np.zeros((3, 1, 1, 1), np.int8), **q)
+    assert empty.shape == (0, 3, 2, 2) and empty.dtype == np.uint8       # an empty batch: an empty result
     with pytest.raises(ValueError, match="start_padding must be two integers in 0..2"):
         dmlvk.quantized_linear_convolution(np.zeros((1, 1, 2, 2), np.uint8), filter=np.zeros((1, 1, 1, 1), np.int8),
                                            start_padding=2**40, **q)

@@ -190,3 +190,20 @@ def test_numpy_api_argument_errors(device):
     with pytest.raises(ValueError, match="larger than the padded input"):
         call(filter=np.zeros((2, 2, 5, 1), np.int8))
     assert call(output_zero_point=3, output_dtype=np.int8).dtype == np.int8
+
+
+def test_numpy_level_takes_array_likes_and_out(device):
+    x = [[[[10, 20], [30, 40]]]]
+    w = np.int8([[[[2]]]])
+    args = (1.0, np.uint8(0), w, np.float32(1.0), None, None, 1.0, np.uint8(0))
+    want = np.uint8([[[[20, 40], [60, 80]]]])
+    assert np.array_equal(dmlvk.quantized_linear_convolution(np.uint8(x), *args, device=device), want)
+    class Tensorish:                         # what a CPU tensor offers: __array__
+        def __array__(self, dtype=None, copy=None):
+            return np.uint8(x)
+    assert np.array_equal(dmlvk.quantized_linear_convolution(Tensorish(), *args, device=device), want)
+    out = np.empty((1, 1, 2, 2), np.uint8)
+    assert dmlvk.quantized_linear_convolution(np.uint8(x), *args, device=device, out=out) is out
+    assert np.array_equal(out, want)
+    with pytest.raises(ValueError, match="out has shape"):
+        dmlvk.quantized_linear_convolution(np.uint8(x), *args, device=device, out=np.empty((1, 1, 2, 3), np.uint8))

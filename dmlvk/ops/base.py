@@ -324,6 +324,37 @@ def array_binding(x: np.ndarray, name: str):
     return desc, array_bytes(x, desc)
 
 
+def as_host_array(x, name: str) -> np.ndarray:
+    """A numpy-level argument as an ndarray: anything np.asarray takes (lists, objects with
+    __array__ such as torch CPU tensors), or a DLPack object on the CPU."""
+    if isinstance(x, np.ndarray) and x.dtype != object:
+        return x
+    if isinstance(x, Buffer):
+        raise TypeError(f"{name} is a dmlvk.Buffer: bind Buffers through a compiled operator "
+                        f"(device.create_operator(...).execute) or a command list")
+    try:
+        a = np.from_dlpack(x) if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") else np.asarray(x)
+    except (TypeError, ValueError, RuntimeError, BufferError) as e:
+        raise TypeError(f"{name} must be an array (anything numpy.asarray takes), got {type(x).__name__}: {e}") from None
+    if a.dtype == object:
+        raise TypeError(f"{name} must be an array of numbers or bits (anything numpy.asarray takes), got "
+                        f"{type(x).__name__} of dtype object")
+    return a
+
+
+def check_out(out, shape: tuple, dtype) -> None:
+    """The out= argument of a numpy-level function: None, or an array of the result's shape and dtype."""
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.shape != tuple(shape) or out.dtype != np.dtype(dtype):
+        raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; the result has shape "
+                         f"{tuple(shape)} and dtype {np.dtype(dtype)}")
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+
+
 def resolve_device(device) -> Device:
     """The device= argument of the numpy-level functions: a dmlvk.Device, or None for the default."""
     if device is None:

@@ -11,7 +11,7 @@ from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Device, Kernel, default_device
 from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
-from .base import CompiledOperator, array_bytes, array_layout, resolve_device
+from .base import CompiledOperator, array_bytes, array_layout, as_host_array, check_out, resolve_device
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
@@ -225,14 +225,13 @@ class SpaceToDepth1Desc(_DepthSpaceDesc):
 
 # ---- numpy-level API --------------------------------------------------------------------------
 
-def _run(desc_cls, x, block_size, order, device, d2s: bool):
+def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be an integer, got {block_size!r}")
     if block_size < 1:
         raise ValueError(f"block_size must be at least 1, got {block_size}")
     order = DepthSpaceOrder.parse(order)
-    if not isinstance(x, np.ndarray):
-        raise TypeError(f"x must be a numpy array, got {type(x).__name__}")
+    x = as_host_array(x, "x")
     if x.ndim != 4:
         raise ValueError(f"x must be 4-D (N, C, H, W), got shape {x.shape}")
     n, c, h, w = x.shape
@@ -241,29 +240,51 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool):
         raise ValueError(f"x has {c} channels, not divisible by block_size**2 = {b * b}")
     if not d2s and (h % b or w % b):
         raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
-    if x.size == 0:
-        raise ValueError(f"x has an empty dimension: shape {x.shape}")
-    device = resolve_device(device)
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
+    check_out(out, out_shape, x.dtype)
+    if x.size == 0:
+        if n == 0:        # an empty batch: an empty result, as numpy and torch give
+            return _into(out, np.empty(out_shape, x.dtype))
+        raise ValueError(f"x has an empty dimension: shape {x.shape}")
+    # The operator moves bits: a dtype DirectML lacks (bool, bfloat16, float8, complex64...) travels
+    # as the unsigned integer of its width.
+    moved = x
+    if x.dtype.itemsize in (1, 2, 4, 8) and x.dtype.kind != "O":
+        try:
+            DataType.from_numpy(x.dtype)
+        except TypeError:
+            moved = x.view(f"u{x.itemsize}")
+    device = resolve_device(device)
 
     def describe():
-        in_desc = array_layout(x, "x")
+        in_desc = array_layout(moved, "x")
         return desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
 
     # Keyed by the call's signature, so a repeated call builds and validates nothing.
-    op = device.operator(describe, key=(desc_cls, x.shape, x.dtype, x.strides, b, order))
+    op = device.operator(describe, key=(desc_cls, moved.shape, moved.dtype, moved.strides, b, order))
     in_desc, out_desc = op.input_descs[0], op.output_descs[0]
     out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
-    op._execute_bindings([array_bytes(x, in_desc), out_bytes])
-    return out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape)
+    op._execute_bindings([array_bytes(moved, in_desc), out_bytes])
+    return _into(out, out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape))
 
 
-def depth_to_space(x: np.ndarray, block_size: int, order="DCR", *, device: Optional[Device] = None) -> np.ndarray:
+def _into(out, result):
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def depth_to_space(x, block_size: int, order="DCR", *, device: Optional[Device] = None,
+                   out: Optional[np.ndarray] = None) -> np.ndarray:
     """DEPTH_TO_SPACE1 of a 4-D NCHW array: (N, C, H, W) -> (N, C/b^2, H*b, W*b).
-    order: 'DCR' (DEPTH_COLUMN_ROW, ONNX's default) or 'CRD' (COLUMN_ROW_DEPTH, pixel_shuffle)."""
-    return _run(DepthToSpace1Desc, x, block_size, order, device, True)
+    order: 'DCR' (DEPTH_COLUMN_ROW, ONNX's default) or 'CRD' (COLUMN_ROW_DEPTH, pixel_shuffle).
+    x: anything np.asarray takes, of any 1/2/4/8-byte dtype; out: a preallocated result array."""
+    return _run(DepthToSpace1Desc, x, block_size, order, device, True, out)
 
 
-def space_to_depth(x: np.ndarray, block_size: int, order="DCR", *, device: Optional[Device] = None) -> np.ndarray:
-    """SPACE_TO_DEPTH1 of a 4-D NCHW array: (N, C, H, W) -> (N, C*b^2, H/b, W/b)."""
-    return _run(SpaceToDepth1Desc, x, block_size, order, device, False)
+def space_to_depth(x, block_size: int, order="DCR", *, device: Optional[Device] = None,
+                   out: Optional[np.ndarray] = None) -> np.ndarray:
+    """SPACE_TO_DEPTH1 of a 4-D NCHW array: (N, C, H, W) -> (N, C*b^2, H/b, W/b); x and out as for
+    depth_to_space."""
+    return _run(SpaceToDepth1Desc, x, block_size, order, device, False, out)

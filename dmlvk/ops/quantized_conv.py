@@ -12,7 +12,7 @@ from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
-from .base import CompiledOperator, array_binding, cached_operator, resolve_device
+from .base import CompiledOperator, array_binding, as_host_array, cached_operator, check_out, resolve_device
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
 _Q8 = {DataType.INT8, DataType.UINT8}
@@ -350,19 +350,34 @@ def quantized_linear_convolution(input, input_scale, input_zero_point, filter, f
                                  filter_zero_point, bias, output_scale, output_zero_point, *,
                                  strides=(1, 1), dilations=(1, 1), start_padding=(0, 0),
                                  end_padding=(0, 0), group_count=1, output_dtype=None,
-                                 device: Optional[Device] = None) -> np.ndarray:
+                                 device: Optional[Device] = None, out: Optional[np.ndarray] = None) -> np.ndarray:
     """QUANTIZED_LINEAR_CONVOLUTION of an NCHW int8/uint8 array with an (M, C/groups, KH, KW)
     int8/uint8 filter. Scales: floats or float32 arrays (filter: 1 or M elements); zero points:
     numpy values of their tensor's dtype (a Python int takes the input's or filter's dtype), or
     None; bias: None or M int32 values. The output dtype is output_zero_point's when that is a
-    numpy value, else output_dtype. Returns the NCHW output."""
-    op, inputs, out, finish = prepare_call(
+    numpy value, else output_dtype. input and filter: anything np.asarray takes; an empty batch
+    gives an empty result; out: a preallocated result array. Returns the NCHW output."""
+    input, filter = as_host_array(input, "input"), as_host_array(filter, "filter")
+    empty_batch = input.ndim == 4 and input.shape[0] == 0 and 0 not in input.shape[1:]
+    if empty_batch:       # checked and shaped through a batch of one; the result is empty
+        input = np.zeros((1,) + input.shape[1:], input.dtype)
+    op, inputs, result, finish = prepare_call(
         input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point, bias,
         output_scale, output_zero_point, strides=strides, dilations=dilations,
         start_padding=start_padding, end_padding=end_padding, group_count=group_count,
         output_dtype=output_dtype, device=device)
-    op.execute(inputs=inputs, outputs=[out])
-    return finish()
+    shape, dtype = op.output_descs[0].sizes, op.output_descs[0].data_type.numpy_dtype
+    shape = ((0,) + tuple(shape[1:])) if empty_batch else tuple(shape)
+    check_out(out, shape, dtype)
+    if empty_batch:
+        y = np.empty(shape, dtype)
+    else:
+        op.execute(inputs=inputs, outputs=[result])
+        y = finish()
+    if out is None:
+        return y
+    out[...] = y
+    return out
 
 
 def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point,
