@@ -96,7 +96,7 @@ def _row_pitched(sizes, pad):
                          ids=lambda t: t.name)
 @pytest.mark.parametrize("b", [2, 4])
 def test_bandwidth_path(device, rng, data_type, b):
-    # Shapes whose rows split into whole 16/32-byte chunks take shaders/depth_space_rows.comp;
+    # Shapes whose rows split into whole 16/32-byte chunks take dmlvk/shaders/depth_space_rows.comp;
     # row-pitched layouts (gaps between rows that must survive) and broadcast inputs included.
     for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
         for order in ORDERS:

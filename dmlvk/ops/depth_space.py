@@ -87,7 +87,7 @@ class _DepthSpaceDesc:
         return self._rows_kernel() or self._element_kernel(capabilities)
 
     def _rows_kernel(self) -> Optional[Kernel]:
-        """The bandwidth path (shaders/depth_space_rows.comp), or None when the layout does not
+        """The bandwidth path (dmlvk/shaders/depth_space_rows.comp), or None when the layout does not
         allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
         into aligned pieces of K elements (4 or 8 bytes) whose BlockSize-wide interleave forms
         aligned 16/32-byte chunks of the space-side rows."""
@@ -118,7 +118,7 @@ class _DepthSpaceDesc:
         return -(-element_extent_bytes(t) // 4)
 
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
-        """The general path (shaders/depth_space.comp): any strides DirectML allows. Its variants:
+        """The general path (dmlvk/shaders/depth_space.comp): any strides DirectML allows. Its variants:
         MODE 0 whole 4/8-byte elements; MODE 1 sub-word elements, nested output layout, one output
         word per invocation; MODE 2 sub-word elements in any other layout, atomics on words (the
         portable fallback); MODE 3 the same with 8/16-bit stores, where the device has 8/16-bit

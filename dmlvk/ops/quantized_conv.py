@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -219,7 +219,7 @@ class QuantizedLinearConvolutionDesc:
                 + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg))
         slots = (INPUT, FILTER, _PARAMS, OUTPUT)
         if mg >= GEMM_MIN_CHANNELS:
-            # shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
+            # dmlvk/shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
             pixels = out4[0] * out4[2] * out4[3]
             groups = self.group_count * -(-mg // 64) * -(-pixels // 64)
             return Kernel(shader="qlinear_conv_gemm", spec=spec, push=push, count=groups * 256,
@@ -346,8 +346,13 @@ def _pair(name, v):
     return t
 
 
-def quantized_linear_convolution(input, input_scale, input_zero_point, filter, filter_scale,
-                                 filter_zero_point, bias, output_scale, output_zero_point, *,
+ArrayLike = Union[np.ndarray, Sequence, np.generic, float, int]
+
+
+def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input_zero_point: Optional[ArrayLike],
+                                 filter: ArrayLike, filter_scale: ArrayLike, filter_zero_point: Optional[ArrayLike],
+                                 bias: Optional[np.ndarray], output_scale: ArrayLike,
+                                 output_zero_point: Optional[ArrayLike], *,
                                  strides=(1, 1), dilations=(1, 1), start_padding=(0, 0),
                                  end_padding=(0, 0), group_count=1, output_dtype=None,
                                  device: Optional[Device] = None, out: Optional[np.ndarray] = None) -> np.ndarray:
