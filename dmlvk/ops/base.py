@@ -329,6 +329,8 @@ def as_host_array(x, name: str) -> np.ndarray:
     __array__ such as torch CPU tensors), or a DLPack object on the CPU."""
     if isinstance(x, np.ndarray) and x.dtype != object:
         return x
+    if hasattr(x, "buffer") and isinstance(getattr(x, "buffer"), Buffer):      # a DeviceArray
+        return x.numpy()
     if isinstance(x, Buffer):
         raise TypeError(f"{name} is a dmlvk.Buffer: bind Buffers through a compiled operator "
                         f"(device.create_operator(...).execute) or a command list")
@@ -342,16 +344,18 @@ def as_host_array(x, name: str) -> np.ndarray:
     return a
 
 
-def check_out(out, shape: tuple, dtype) -> None:
-    """The out= argument of a numpy-level function: None, or an array of the result's shape and dtype."""
+def check_out(out, shape: tuple, dtype, kind=np.ndarray) -> None:
+    """The out= argument of a numpy-level function: None, or an array of the result's shape and
+    dtype (a numpy array for host inputs, a dmlvk.DeviceArray for device ones)."""
     if out is None:
         return
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+    if not isinstance(out, kind):
+        want = "a numpy array" if kind is np.ndarray else "a dmlvk.DeviceArray (the input is one)"
+        raise TypeError(f"out must be {want}, got {type(out).__name__}")
     if out.shape != tuple(shape) or out.dtype != np.dtype(dtype):
         raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; the result has shape "
                          f"{tuple(shape)} and dtype {np.dtype(dtype)}")
-    if not out.flags.writeable:
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise ValueError("out is read-only")
 
 

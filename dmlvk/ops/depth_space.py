@@ -11,6 +11,7 @@ from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Device, Kernel, default_device
 from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
+from ..arrays import DeviceArray, empty
 from .base import CompiledOperator, array_bytes, array_layout, as_host_array, check_out, resolve_device
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
@@ -231,7 +232,9 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
     if block_size < 1:
         raise ValueError(f"block_size must be at least 1, got {block_size}")
     order = DepthSpaceOrder.parse(order)
-    x = as_host_array(x, "x")
+    on_device = isinstance(x, DeviceArray)
+    if not on_device:
+        x = as_host_array(x, "x")
     if x.ndim != 4:
         raise ValueError(f"x must be 4-D (N, C, H, W), got shape {x.shape}")
     n, c, h, w = x.shape
@@ -241,27 +244,38 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
     if not d2s and (h % b or w % b):
         raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
-    check_out(out, out_shape, x.dtype)
+    check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
+    if on_device:
+        if device is not None and device is not x.device:
+            raise ValueError("x is a DeviceArray on another device than device=")
+        device = x.device
+    else:
+        device = resolve_device(device)
     if x.size == 0:
         if n == 0:        # an empty batch: an empty result, as numpy and torch give
-            return _into(out, np.empty(out_shape, x.dtype))
+            return out if out is not None else (empty(out_shape, x.dtype, device) if on_device
+                                                else np.empty(out_shape, x.dtype))
         raise ValueError(f"x has an empty dimension: shape {x.shape}")
     # The operator moves bits: a dtype DirectML lacks (bool, bfloat16, float8, complex64...) travels
     # as the unsigned integer of its width.
-    moved = x
+    wire = x.dtype
     if x.dtype.itemsize in (1, 2, 4, 8) and x.dtype.kind != "O":
         try:
             DataType.from_numpy(x.dtype)
         except TypeError:
-            moved = x.view(f"u{x.itemsize}")
-    device = resolve_device(device)
+            wire = np.dtype(f"u{x.itemsize}")
+    moved = x if on_device or wire == x.dtype else x.view(wire)
 
     def describe():
-        in_desc = array_layout(moved, "x")
+        in_desc = TensorDesc(DataType.from_numpy(wire), x.shape) if on_device else array_layout(moved, "x")
         return desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
 
     # Keyed by the call's signature, so a repeated call builds and validates nothing.
-    op = device.operator(describe, key=(desc_cls, moved.shape, moved.dtype, moved.strides, b, order))
+    op = device.operator(describe, key=(desc_cls, x.shape, wire, on_device or moved.strides, b, order))
+    if on_device:         # Buffer to Buffer: no host round trip
+        result = out if out is not None else empty(out_shape, x.dtype, device)
+        op.execute([x.buffer], [result.buffer])
+        return result
     in_desc, out_desc = op.input_descs[0], op.output_descs[0]
     out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
     op._execute_bindings([array_bytes(moved, in_desc), out_bytes])

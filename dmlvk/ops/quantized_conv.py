@@ -12,6 +12,7 @@ from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
+from ..arrays import DeviceArray, empty
 from .base import CompiledOperator, array_binding, as_host_array, cached_operator, check_out, resolve_device
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
@@ -362,8 +363,16 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
     None; bias: None or M int32 values. The output dtype is output_zero_point's when that is a
     numpy value, else output_dtype. input and filter: anything np.asarray takes; an empty batch
     gives an empty result; out: a preallocated result array. Returns the NCHW output."""
-    input, filter = as_host_array(input, "input"), as_host_array(filter, "filter")
-    empty_batch = input.ndim == 4 and input.shape[0] == 0 and 0 not in input.shape[1:]
+    on_device = isinstance(input, DeviceArray)
+    if not on_device:
+        input = as_host_array(input, "input")
+    if not isinstance(filter, DeviceArray):
+        filter = as_host_array(filter, "filter")
+    if on_device:
+        if device is not None and device is not input.device:
+            raise ValueError("input is a DeviceArray on another device than device=")
+        device = input.device
+    empty_batch = not on_device and input.ndim == 4 and input.shape[0] == 0 and 0 not in input.shape[1:]
     if empty_batch:       # checked and shaped through a batch of one; the result is empty
         input = np.zeros((1,) + input.shape[1:], input.dtype)
     op, inputs, result, finish = prepare_call(
@@ -373,7 +382,11 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
         output_dtype=output_dtype, device=device)
     shape, dtype = op.output_descs[0].sizes, op.output_descs[0].data_type.numpy_dtype
     shape = ((0,) + tuple(shape[1:])) if empty_batch else tuple(shape)
-    check_out(out, shape, dtype)
+    check_out(out, shape, dtype, DeviceArray if on_device else np.ndarray)
+    if on_device:         # Buffer to Buffer: the result stays on the device
+        y = out if out is not None else empty(shape, dtype, device)
+        op.execute(inputs=inputs, outputs=[y.buffer])
+        return y
     if empty_batch:
         y = np.empty(shape, dtype)
     else:
@@ -385,14 +398,21 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
     return out
 
 
+def _binding(a, name: str):
+    """(TensorDesc, binding) of the input or filter: a DeviceArray's Buffer, or host bytes."""
+    if isinstance(a, DeviceArray):
+        return TensorDesc(DataType.from_numpy(a.dtype), a.shape), a.buffer
+    return array_binding(a, name)
+
+
 def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point,
                  bias, output_scale, output_zero_point, *, strides, dilations, start_padding,
                  end_padding, group_count, output_dtype, device):
     """quantized_linear_convolution's arguments as (operator, input bindings, output binding,
     a function returning the output array once the operator has run)."""
     for name, a in (("input", input), ("filter", filter)):
-        if not isinstance(a, np.ndarray):
-            raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
+        if not isinstance(a, (np.ndarray, DeviceArray)):
+            raise TypeError(f"{name} must be a numpy array or a dmlvk.DeviceArray, got {type(a).__name__}")
         if a.dtype not in (np.int8, np.uint8):
             raise TypeError(f"{name} must be int8 or uint8, got {a.dtype}")
         if a.ndim != 4:
@@ -431,8 +451,8 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
         raise ValueError(f"group_count {group_count} does not fit input channels {input.shape[1]}, "
                          f"filter shape {filter.shape}")
 
-    in_desc, x_raw = array_binding(input, "input")
-    f_desc, w_raw = array_binding(filter, "filter")
+    in_desc, x_raw = _binding(input, "input")
+    f_desc, w_raw = _binding(filter, "filter")
     qdt = DataType.from_numpy
     desc = QuantizedLinearConvolutionDesc(
         in_desc, _small_desc(DataType.FLOAT32, 1, 4),
