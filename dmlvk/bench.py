@@ -517,7 +517,8 @@ def _merge_conv(result: dict, peer_rows: list) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m dmlvk bench", description=__doc__.split("\n\n")[0])
+    from .__main__ import _prog
+    ap = argparse.ArgumentParser(prog=f"{_prog()} bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", type=int, default=None, help="Vulkan device index (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--out", default="benchmarks", help="output folder (default: benchmarks)")
     ap.add_argument("--sizes", default=None,

@@ -448,7 +448,12 @@ def write(rep: dict, out_dir: Path) -> List[Path]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m dmlvk report", description=__doc__.split("\n\n")[0])
+    from .__main__ import _prog
+    ap = argparse.ArgumentParser(
+        prog=f"{_prog()} report",
+        description="Portability report against DirectML (its documented behaviour and examples), ONNX's "
+                    "conformance cases, ONNX Runtime and onnx.reference, per Vulkan device, and one page over "
+                    "several devices. Exit status: 0 all agree, 1 a disagreement, 2 a usage or environment error.")
     ap.add_argument("--device", default=None, help="device index or 'all' (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--out", default="reports", help="output folder (default: reports)")
     ap.add_argument("--cases", type=int, default=120, help="random cases per operator family (default 120)")

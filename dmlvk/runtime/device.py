@@ -27,11 +27,12 @@ from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
 try:
     import kp
 except ImportError as e:  # pragma: no cover - the set-up script builds kp
-    raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0 with dmlvk's patches); "
-                      "run ci/setup.sh") from e
+    raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0 with dmlvk's patches): build it with "
+                      "ci/build-kp.sh from dmlvk's source (README, 'Into your own environment')") from e
 
 if not hasattr(kp.Manager, "enabled_features"):  # pragma: no cover
-    raise ImportError("this kp lacks dmlvk's patches (third_party/kompute); rebuild it with ci/setup.sh")
+    raise ImportError("this kp lacks dmlvk's patches (third_party/kompute): rebuild it with ci/build-kp.sh "
+                      "from dmlvk's source (README, 'Into your own environment')")
 
 
 class OutOfDeviceMemory(MemoryError):
