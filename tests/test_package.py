@@ -58,12 +58,21 @@ def test_kernels_ask_only_for_declared_variants(device, portable_device):
 
 
 def test_installed_wheel_runs_every_operator_elsewhere(wheel, tmp_path):
-    site, home, work = tmp_path / "site", tmp_path / "home", tmp_path / "work"
+    """A fresh virtualenv with numpy, the kp wheel ci/build-kp.sh kept, and dmlvk's wheel."""
+    venv, home, work = tmp_path / "venv", tmp_path / "home", tmp_path / "work"
     for d in (home, work):
         d.mkdir()
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                       capture_output=True, text=True, timeout=600)
+    kp_wheels = sorted((Path(sys.executable).parent.parent / "wheels").glob("kp-*.whl"))
+    assert kp_wheels, "no kp wheel beside this environment (ci/setup.sh keeps it in .venv/wheels)"
+    base = getattr(sys, "_base_executable", sys.executable)
+    p = subprocess.run([base, "-m", "venv", str(venv)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
+    py = str(venv / "bin" / "python")
+    import numpy
+    for args in (["numpy==" + numpy.__version__], ["--no-deps", str(kp_wheels[-1]), str(wheel)]):
+        p = subprocess.run([py, "-m", "pip", "install", "-q", *args], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stdout + p.stderr
+    site = venv / "lib"
     code = """
 import numpy as np, dmlvk
 assert dmlvk.__file__.startswith(%r), dmlvk.__file__
@@ -85,10 +94,10 @@ for m in (4, 16):      # the direct and the implicit-GEMM convolution
 print("ok")
 """ % str(site)
     # no shader compiler reachable: the package's prebuilt SPIR-V must do
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(site), "PATH": str(tmp_path / "empty-path")}
-    env.pop("XDG_CACHE_HOME", None)
-    env.pop("DMLVK_CACHE_DIR", None)
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=work, env=env, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "XDG_CACHE_HOME", "DMLVK_CACHE_DIR",
+                                                             "VIRTUAL_ENV", "DMLVK_SHADER_DIR")}
+    env.update(HOME=str(home), PATH=str(tmp_path / "empty-path"))
+    p = subprocess.run([py, "-c", code], capture_output=True, text=True, cwd=work, env=env, timeout=600)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr[-3000:]
     assert not (home / ".cache" / "dmlvk").exists()        # nothing compiled, nothing cached
 
