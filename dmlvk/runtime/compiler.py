@@ -74,9 +74,15 @@ def _manifest() -> dict:
     if os.environ.get("DMLVK_SHADER_DIR"):
         return {}
     try:
-        return json.loads((PACKAGED_DIR / "manifest.json").read_text())
+        return json.loads(_packaged("manifest.json").decode())
     except (OSError, ValueError):
         return {}
+
+
+def _packaged(blob_file: str) -> bytes:
+    """A file of the package's dmlvk/spirv (through importlib.resources: any importer)."""
+    from importlib import resources
+    return resources.files("dmlvk").joinpath("spirv", blob_file).read_bytes()
 
 
 @lru_cache(maxsize=None)
@@ -89,7 +95,7 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
         if blob_file not in manifest:
             raise ShaderCompileError(f"the package has no SPIR-V for shader '{name}' {dict(defines)}; "
                                      f"add it to dmlvk.runtime.compiler.VARIANTS")
-        blob = (PACKAGED_DIR / blob_file).read_bytes()
+        blob = _packaged(blob_file)
         if hashlib.sha256(blob).hexdigest() != manifest[blob_file] or not _valid(blob):
             raise ShaderCompileError(f"{PACKAGED_DIR / blob_file} is damaged (its SHA-256 differs from the "
                                      f"manifest's): reinstall dmlvk")
