@@ -359,6 +359,25 @@ def check_out(out, shape: tuple, dtype, kind=np.ndarray) -> None:
         raise ValueError("out is read-only")
 
 
+def into_out(out, result):
+    """The result of a numpy-level function, written into out= when one was given."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def device_for(x, device, name: str):
+    """(x is a DeviceArray, the device to run on): a DeviceArray's own device (device= may only
+    repeat it), else device= or the default."""
+    from ..arrays import DeviceArray
+    if isinstance(x, DeviceArray):
+        if device is not None and device is not x.device:
+            raise ValueError(f"{name} is a DeviceArray on another device than device=")
+        return True, x.device
+    return False, resolve_device(device)
+
+
 def resolve_device(device) -> Device:
     """The device= argument of the numpy-level functions: a dmlvk.Device, or None for the default."""
     if device is None:

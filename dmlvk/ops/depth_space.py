@@ -9,10 +9,10 @@ import numpy as np
 from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
-from ..runtime.device import Device, Kernel, default_device
+from ..runtime.device import Device, Kernel
 from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
 from ..arrays import DeviceArray, empty
-from .base import CompiledOperator, array_bytes, array_layout, as_host_array, check_out, resolve_device
+from .base import CompiledOperator, array_bytes, array_layout, as_host_array, check_out, device_for, into_out
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
@@ -113,11 +113,6 @@ class _DepthSpaceDesc:
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
-    @staticmethod
-    def _words_for(t: TensorDesc) -> int:
-        """32-bit words from the tensor's start to its last element."""
-        return -(-element_extent_bytes(t) // 4)
-
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
         """The general path (dmlvk/shaders/depth_space.comp): any strides DirectML allows. Its variants:
         MODE 0 whole 4/8-byte elements; MODE 1 sub-word elements, nested output layout, one output
@@ -131,10 +126,10 @@ class _DepthSpaceDesc:
         defines = ()
         if eb >= 4:
             mode, count = 0, out.element_count
-        elif order is not None and self._words_for(out) <= 2 * out.element_count + 64:
+        elif order is not None and -(-element_extent_bytes(out) // 4) <= 2 * out.element_count + 64:
             # one invocation per output word, as long as the words are not mostly gaps (the
             # work launched stays bounded by the elements, whatever the strides reach)
-            mode, count = 1, self._words_for(out)
+            mode, count = 1, -(-element_extent_bytes(out) // 4)
         elif capabilities is not None and (capabilities.storage_8bit if eb == 1 else capabilities.storage_16bit):
             mode, count, defines = 3, out.element_count, (("SMALL_STORE_BITS", 8 * eb),)
         else:
@@ -232,7 +227,7 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
     if block_size < 1:
         raise ValueError(f"block_size must be at least 1, got {block_size}")
     order = DepthSpaceOrder.parse(order)
-    on_device = isinstance(x, DeviceArray)
+    on_device, device = device_for(x, device, "x")
     if not on_device:
         x = as_host_array(x, "x")
     if x.ndim != 4:
@@ -245,12 +240,6 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
         raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
     check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
-    if on_device:
-        if device is not None and device is not x.device:
-            raise ValueError("x is a DeviceArray on another device than device=")
-        device = x.device
-    else:
-        device = resolve_device(device)
     if x.size == 0:
         if n == 0:        # an empty batch: an empty result, as numpy and torch give
             return out if out is not None else (empty(out_shape, x.dtype, device) if on_device
@@ -279,14 +268,7 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
     in_desc, out_desc = op.input_descs[0], op.output_descs[0]
     out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
     op._execute_bindings([array_bytes(moved, in_desc), out_bytes])
-    return _into(out, out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape))
-
-
-def _into(out, result):
-    if out is None:
-        return result
-    out[...] = result
-    return out
+    return into_out(out, out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape))
 
 
 def depth_to_space(x, block_size: int, order="DCR", *, device: Optional[Device] = None,

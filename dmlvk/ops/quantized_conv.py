@@ -10,10 +10,11 @@ import numpy as np
 from ..enums import DataType, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
-from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
+from ..runtime.device import Buffer, Device, Kernel, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
 from ..arrays import DeviceArray, empty
-from .base import CompiledOperator, array_binding, as_host_array, cached_operator, check_out, resolve_device
+from .base import (CompiledOperator, array_binding, as_host_array, cached_operator, check_out, device_for,
+                   into_out, resolve_device)
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
 _Q8 = {DataType.INT8, DataType.UINT8}
@@ -363,15 +364,11 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
     None; bias: None or M int32 values. The output dtype is output_zero_point's when that is a
     numpy value, else output_dtype. input and filter: anything np.asarray takes; an empty batch
     gives an empty result; out: a preallocated result array. Returns the NCHW output."""
-    on_device = isinstance(input, DeviceArray)
+    on_device, device = device_for(input, device, "input")
     if not on_device:
         input = as_host_array(input, "input")
     if not isinstance(filter, DeviceArray):
         filter = as_host_array(filter, "filter")
-    if on_device:
-        if device is not None and device is not input.device:
-            raise ValueError("input is a DeviceArray on another device than device=")
-        device = input.device
     empty_batch = not on_device and input.ndim == 4 and input.shape[0] == 0 and 0 not in input.shape[1:]
     if empty_batch:       # checked and shaped through a batch of one; the result is empty
         input = np.zeros((1,) + input.shape[1:], input.dtype)
@@ -388,14 +385,9 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
         op.execute(inputs=inputs, outputs=[y.buffer])
         return y
     if empty_batch:
-        y = np.empty(shape, dtype)
-    else:
-        op.execute(inputs=inputs, outputs=[result])
-        y = finish()
-    if out is None:
-        return y
-    out[...] = y
-    return out
+        return into_out(out, np.empty(shape, dtype))
+    op.execute(inputs=inputs, outputs=[result])
+    return into_out(out, finish())
 
 
 def _binding(a, name: str):

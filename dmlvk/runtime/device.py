@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
 
@@ -29,6 +29,9 @@ try:
 except ImportError as e:  # pragma: no cover - the set-up script builds kp
     raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0 with dmlvk's patches): build it with "
                       "ci/build-kp.sh from dmlvk's source (README, 'Into your own environment')") from e
+
+if TYPE_CHECKING:
+    from .commands import CommandList
 
 if not hasattr(kp.Manager, "enabled_features"):  # pragma: no cover
     raise ImportError("this kp lacks dmlvk's patches (third_party/kompute): rebuild it with ci/build-kp.sh "
