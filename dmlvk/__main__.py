@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         if isinstance(e, RuntimeError) and not isinstance(e, UnsupportedError):
             raise
         if isinstance(e, ModuleNotFoundError) and e.name in ("onnx", "onnxruntime", "matplotlib"):
-            e = f"this command needs onnx, onnxruntime and matplotlib: pip install onnx onnxruntime matplotlib"
+            e = "this command needs onnx, onnxruntime and matplotlib: pip install onnx onnxruntime matplotlib"
         print(f"{_prog()}: error: {e}", file=sys.stderr)
         return 2
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dmlvk
-from dmlvk import (DataType, DepthSpaceOrder, FeatureLevel, QuantizedLinearConvolutionDesc, TensorDesc,
+from dmlvk import (DataType, DepthSpaceOrder, QuantizedLinearConvolutionDesc, TensorDesc,
                    ValidationError, reference)
 from dmlvk.tensor import element_extent_bytes
 
@@ -208,7 +208,6 @@ def _depth_space_paths():
     u8, f32, f64 = DataType.UINT8, F32, DataType.FLOAT64
     d2s = lambda dt, i, o, b=2: dmlvk.DepthToSpace1Desc(TensorDesc(dt, i), o if isinstance(o, TensorDesc) else TensorDesc(dt, o), b, DCR)
     s2d = lambda dt, i, o, b=2: dmlvk.SpaceToDepth1Desc(TensorDesc(dt, i), TensorDesc(dt, o), b, DCR)
-    nonnested = (1, 1, 4, 2)                        # W stride 2 (< extent of H)... see harness "nonnested"
     return [
         ("rows d2s uint8", d2s(u8, (1, 4, 3, 16), (1, 1, 6, 32)), ("depth_space_rows", None)),
         ("rows s2d float32", s2d(f32, (1, 1, 6, 16), (1, 4, 3, 8)), ("depth_space_rows", None)),
