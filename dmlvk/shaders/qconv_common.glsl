@@ -12,7 +12,8 @@ layout(constant_id = 6) const uint WIDE = 0;
 
 layout(std430, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, binding = 1) readonly buffer W { uint w_words[]; };
-// params: [0] xZP, [1] yZP, then per output channel m: multiplier bits [2+m], wZP [2+M+m], bias [2+2M+m]
+// params: [0] xZP, [1] yZP, then per output channel m: multiplier bits [2+m], wZP [2+M+m], bias [2+2M+m];
+// then [2+3M], the window-sum flag of qconv_packed.glsl
 layout(std430, binding = 2) readonly buffer Params { uint params[]; };
 layout(std430, binding = 3) buffer Y { uint y_words[]; };
 
@@ -60,10 +61,9 @@ int load_w(uint byte_offset) {
     return W_SIGNED != 0 ? bitfieldExtract(int(word), bit, 8) : int(bitfieldExtract(word, bit, 8));
 }
 
-// Adds the bias to the int32 accumulator (wrapping), requantizes in float32 with round-half-even
-// and saturates; the byte goes in with atomics, since outputs may share words with other
-// invocations' outputs under any DirectML strides.
-void store_output(uint n, uint m, uint oh, uint ow, int acc) {
+// The output byte for accumulator acc of output channel m: adds the bias (wrapping, as int32 does),
+// requantizes in float32 with round-half-even and saturates (spec 4.3).
+uint requantize(uint m, int acc) {
     uint M = p.out_sizes.y;
     int a = acc + int(params[2 + 2 * M + m]);
     float r = roundEven(float(a) * uintBitsToFloat(params[2 + m]));
@@ -71,9 +71,18 @@ void store_output(uint n, uint m, uint oh, uint ow, int acc) {
     float hi = Y_SIGNED != 0 ? 127.0 : 255.0;
     // Clamp before adding the zero point: |r| > 512 saturates whatever the zero point is.
     float q = clamp(clamp(r, -512.0, 512.0) + float(int(params[1])), lo, hi);
-    uint byte = uint(int(q)) & 0xFFu;
-    uint off = n * p.out_strides.x + m * p.out_strides.y + oh * p.out_strides.z + ow * p.out_strides.w;
+    return uint(int(q)) & 0xFFu;
+}
+
+uint output_offset(uint n, uint m, uint oh, uint ow) {
+    return n * p.out_strides.x + m * p.out_strides.y + oh * p.out_strides.z + ow * p.out_strides.w;
+}
+
+// Stores one output; the byte goes in with atomics, since outputs may share words with other
+// invocations' outputs under any DirectML strides.
+void store_output(uint n, uint m, uint oh, uint ow, int acc) {
+    uint off = output_offset(n, m, oh, ow);
     uint bit = (off & 3u) * 8u;
     atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
-    atomicOr(y_words[off >> 2], byte << bit);
+    atomicOr(y_words[off >> 2], requantize(m, acc) << bit);
 }

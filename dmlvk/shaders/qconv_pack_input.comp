@@ -1,0 +1,44 @@
+#version 450
+// Repacks QUANTIZED_LINEAR_CONVOLUTION's input as Xp (qconv_packed.glsl) for the
+// cooperative-matrix shader: one invocation writes 16 channels of one padded input position.
+
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x_id = 0) in;
+#include "qconv_common.glsl"
+#include "qconv_packed.glsl"
+layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };
+
+void main() {
+    uint local = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
+               + gl_LocalInvocationID.x;
+    if (local >= p.items) return;
+    uint item = p.first + local;
+    uint cp = packed_cp(), G = packed_groups();
+    uint per_pos = G * cp / 16;
+    uint cblk = item % per_pos, pos = item / per_pos;
+    uint g = cblk / (cp / 16), c0 = (cblk % (cp / 16)) * 16;
+    uint wp = packed_wp(), hp = packed_hp();
+    uint x = pos % wp, y = (pos / wp) % hp, n = pos / (wp * hp);
+    // Padded position (y, x) is input position (y - start_pad, x - start_pad).
+    bool inside = y >= p.start_pad.x && y - p.start_pad.x < p.in_sizes.z
+               && x >= p.start_pad.y && x - p.start_pad.y < p.in_sizes.w;
+    uint flip = X_SIGNED != 0 ? 0u : 0x80u;
+    uint pad_byte = (params[0] & 0xFFu) ^ flip;
+    uint base = n * p.in_strides.x + (y - p.start_pad.x) * p.in_strides.z + (x - p.start_pad.y) * p.in_strides.w;
+    uvec4 v = uvec4(0);
+    for (uint j = 0; j < 16; ++j) {
+        uint c = c0 + j;
+        uint b = 0;
+        if (c < p.cg) {
+            if (inside) {
+                uint off = base + (g * p.cg + c) * p.in_strides.y;
+                b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
+            } else {
+                b = pad_byte;
+            }
+        }
+        v[j / 4] |= b << ((j % 4) * 8);
+    }
+    y_vec4[item] = v;
+}

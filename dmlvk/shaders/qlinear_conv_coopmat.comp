@@ -1,0 +1,160 @@
+#version 450
+// QUANTIZED_LINEAR_CONVOLUTION on the int8 tensor units: an implicit GEMM per group,
+// C[m, pixel] = sum_k Wp[m, k] * Xp[k, pixel], multiplied by subgroup-scope cooperative matrices
+// (int8 x int8 -> int32, 16 x 16 x 32) over the repacked operands of qconv_packed.glsl, then
+// corrected to the exact accumulator of spec 4.3 (qconv_pack_filter.comp gives the algebra):
+//     acc = C + cw[m] * sum_k Xp[k, pixel] + corr[m]      (int32, wrapping)
+// and requantized like the portable shaders. The window sums come from one more multiply per
+// pixel fragment, by a matrix of ones, and only when some cw is nonzero.
+//
+// A workgroup is 8 subgroups of 32 invocations (the host uses this shader only where the
+// subgroup size is 32) and computes a BM x 128 tile: subgroup (wm, wn) owns WM x 2 fragments.
+// Each 64-byte K step is staged in shared memory, the next one's global loads (16 bytes per
+// invocation and operand row) in flight while the current one is multiplied.
+
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int32 : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;   // 256
+#include "qconv_common.glsl"
+#include "qconv_packed.glsl"
+layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
+layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
+
+#define MAT_A coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA>
+#define MAT_B coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB>
+#define MAT_C coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+
+const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes and 16 of padding
+shared uvec4 As[BM * AS];         // As[m][k]: row-major A
+shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
+shared int stage[8 * 256];        // one 16 x 16 fragment per subgroup, for the epilogue
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint ohw = p.out_sizes.z * p.out_sizes.w;
+    uint P = p.out_sizes.x * ohw;
+    uint G = packed_groups(), cp = packed_cp(), kp = packed_kp(), mp = packed_mp();
+    uint hp = packed_hp(), wpx = packed_wp();
+    uint ptiles = (P + BN - 1) / BN, mtiles = mp / BM;
+    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint pt = wg % ptiles; wg /= ptiles;
+    uint mt = wg % mtiles;
+    uint g = wg / mtiles;
+    if (g >= G) return;                               // uniform across the workgroup
+
+    // Loader roles: operand rows lrow and lrow + 64, 16-byte quarter q of each K step.
+    uint q = t % 4, lrow = t / 4;
+    uint pos_stride = G * cp / 16;                    // uvec4 between neighbouring Xp positions
+    uint xrow[2];
+    bool pok[2];
+    [[unroll]] for (uint i = 0; i < 2; ++i) {
+        uint px = pt * BN + lrow + 64 * i;
+        pok[i] = px < P;
+        px = min(px, P - 1);
+        uint n = px / ohw, r = px % ohw;
+        uint oh = r / p.out_sizes.w, ow = r % p.out_sizes.w;
+        xrow[i] = ((n * hp + oh * p.conv_stride.x) * wpx + ow * p.conv_stride.y) * pos_stride + g * cp / 16;
+    }
+    uint wrow = (packed_header_words() * 4 + (g * mp + mt * BM + lrow) * kp) / 16;
+    uint chunks_per_tap = cp / 32;
+    uint real_chunks = KH * KW * chunks_per_tap;      // 32-deep chunks holding taps
+    uint steps = kp / BK;
+
+    uvec4 ra[2], rb[2];
+    #define LOAD_STEP(s) {                                                                      \
+        ra[0] = wp[wrow + (s) * 4 + q];                                                         \
+        ra[1] = BM > 64 ? wp[wrow + 64 * kp / 16 + (s) * 4 + q] : uvec4(0);                     \
+        uint kc = (s) * 2 + q / 2;                                                              \
+        uint tap = kc / chunks_per_tap;                                                         \
+        uint tap_off = ((tap / KW) * p.dilation.x * wpx + (tap % KW) * p.dilation.y) * pos_stride \
+                     + (kc % chunks_per_tap) * 2 + q % 2;                                       \
+        [[unroll]] for (uint i = 0; i < 2; ++i)                                                            \
+            rb[i] = (pok[i] && kc < real_chunks) ? xp[xrow[i] + tap_off] : uvec4(0);            \
+    }
+
+    uint warp = gl_SubgroupID, wm = warp / 4, wn = warp % 4;
+    MAT_C acc[WM][2];
+    [[unroll]] for (uint i = 0; i < WM; ++i)
+        [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C(0);
+    MAT_C sums[2] = { MAT_C(0), MAT_C(0) };
+    MAT_A ones = MAT_A(int8_t(1));
+    bool wsum = window_sums_needed() != 0;
+
+    LOAD_STEP(0);
+    for (uint s = 0; s < steps; ++s) {
+        barrier();                                    // the previous step's multiplies are done
+        As[lrow * AS + q] = ra[0];
+        if (BM > 64) As[(lrow + 64) * AS + q] = ra[1];
+        Bs[lrow * AS + q] = rb[0];
+        Bs[(lrow + 64) * AS + q] = rb[1];
+        barrier();
+        if (s + 1 < steps) LOAD_STEP(s + 1);
+        [[unroll]] for (uint h = 0; h < 2; ++h) {
+            MAT_B b[2];
+            [[unroll]] for (uint j = 0; j < 2; ++j)
+                coopMatLoad(b[j], Bs, (wn * 32 + j * 16) * AS + h * 2, AS, gl_CooperativeMatrixLayoutColumnMajor);
+            [[unroll]] for (uint i = 0; i < WM; ++i) {
+                MAT_A a;
+                coopMatLoad(a, As, (wm * WM * 16 + i * 16) * AS + h * 2, AS, gl_CooperativeMatrixLayoutRowMajor);
+                [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
+            }
+            if (wsum)
+                [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
+        }
+    }
+
+    // Epilogue: each lane takes 8 neighbouring pixels of one row of a fragment.
+    uint lane = gl_SubgroupInvocationID, r = lane / 2, c8 = (lane % 2) * 8;
+    uint sbase = warp * 256;
+    int colsum[2][8];
+    [[unroll]] for (uint j = 0; j < 2; ++j) {
+        [[unroll]] for (uint e = 0; e < 8; ++e) colsum[j][e] = 0;
+        if (wsum) {
+            coopMatStore(sums[j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            [[unroll]] for (uint e = 0; e < 8; ++e) colsum[j][e] = stage[sbase + c8 + e];   // row 0: the column sums
+            subgroupBarrier();
+        }
+    }
+    uint M = p.out_sizes.y;
+    [[unroll]] for (uint i = 0; i < WM; ++i) {
+        uint ml = mt * BM + wm * WM * 16 + i * 16 + r;
+        uint m = g * p.mg + min(ml, p.mg - 1);
+        int corr = int(w_words[m]), cw = int(w_words[M + m]);
+        [[unroll]] for (uint j = 0; j < 2; ++j) {
+            coopMatStore(acc[i][j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            uint px0 = pt * BN + wn * 32 + j * 16 + c8;
+            int v[8];
+            [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = stage[sbase + r * 16 + c8 + e] + corr + cw * colsum[j][e];
+            subgroupBarrier();
+            if (ml < p.mg) {
+                if (PACKED_OUT != 0) {
+                    [[unroll]] for (uint h = 0; h < 2; ++h) {
+                        uint px = px0 + 4 * h;
+                        if (px >= P) break;
+                        uint word = 0;
+                        [[unroll]] for (uint e = 0; e < 4; ++e) word |= requantize(m, v[4 * h + e]) << (8 * e);
+                        uint n = px / ohw, rr = px % ohw;
+                        y_words[output_offset(n, m, rr / p.out_sizes.w, rr % p.out_sizes.w) >> 2] = word;
+                    }
+                } else {
+                    [[unroll]] for (uint e = 0; e < 8; ++e) {
+                        uint px = px0 + e;
+                        if (px >= P) break;
+                        uint n = px / ohw, rr = px % ohw;
+                        store_output(n, m, rr / p.out_sizes.w, rr % p.out_sizes.w, v[e]);
+                    }
+                }
+            }
+        }
+    }
+}

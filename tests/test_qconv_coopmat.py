@@ -1,0 +1,195 @@
+"""The cooperative-matrix QUANTIZED_LINEAR_CONVOLUTION (int8 tensor units): which descriptions and
+devices take it (anywhere), and, on a device that lists int8 x int8 -> int32 16x16x32 subgroup
+matrices, bit for bit against dmlvk.reference, the portable shaders and onnxruntime."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dmlvk
+from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
+from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS,
+                                      QuantizedLinearConvolutionOperator)
+from dmlvk.oracles import onnx_qlinearconv_model, run_onnxruntime
+from dmlvk.runtime.capabilities import Capabilities
+from dmlvk.runtime.vkinfo import CooperativeMatrixType
+
+FAST = ["qconv_pack_input", "qconv_pack_filter", "qlinear_conv_coopmat"]
+U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
+
+
+def coopmat_caps(subgroup=32, k=32):
+    t = CooperativeMatrixType(16, 16, k, "int8", "int8", "int32", "int32", False, "subgroup")
+    return Capabilities(features=frozenset({"cooperativeMatrix", "shaderInt8"}), subgroup_size=subgroup,
+                        min_subgroup_size=subgroup, max_subgroup_size=subgroup, cooperative_matrix_types=(t,))
+
+
+def conv_desc(n, c, h, w, m, kh, kw, groups=1, out_strides=None, pads=(0, 0), strides=(1, 1), dil=(1, 1),
+              x_dt=U8, w_dt=I8):
+    d = QuantizedLinearConvolutionDesc(
+        TensorDesc(x_dt, (n, c, h, w)), TensorDesc(F32, (1, 1, 1, 1)), None,
+        TensorDesc(w_dt, (m, c // groups, kh, kw)), TensorDesc(F32, (1, 1, 1, 1)), None, None,
+        TensorDesc(F32, (1, 1, 1, 1)), None, None, strides=strides, dilations=dil, start_padding=pads,
+        end_padding=pads, group_count=groups)
+    return dataclasses.replace(d, output_tensor=TensorDesc(U8, d.output_sizes(), out_strides))
+
+
+def test_plan_takes_the_fast_path_only_where_it_fits():
+    caps = coopmat_caps()
+    d = conv_desc(2, 40, 9, 7, 48, 3, 3, pads=(1, 1), strides=(2, 1), dil=(1, 2))
+    kernels, scratch = d.plan(caps)
+    assert [k.shader for k in kernels] == FAST
+    n, oh, ow = 2, 5, 5
+    hp, wp = (oh - 1) * 2 + 2 + 1, (ow - 1) * 1 + 2 * 2 + 1
+    assert scratch[0] == n * hp * wp * 64                      # channels padded to 64 (multiple of 32)
+    assert scratch[1] == ((2 * 48 + 3) & ~3) * 4 + 64 * (-(-9 * 64 // 64) * 64)
+    assert kernels[-1].spec[-1] == 0                            # OH * OW = 25: per-byte stores
+    assert [k.shader for k in d.plan(None)[0]] == ["qlinear_conv_gemm"]
+    assert d.plan(None)[1] == ()
+    for other in (caps.without(["cooperativeMatrix"]), caps.without(["shaderInt8"]), coopmat_caps(subgroup=64),
+                  coopmat_caps(k=16)):
+        assert len(d.plan(other)[0]) == 1, other
+    narrow = conv_desc(1, 40, 8, 8, COOPMAT_MIN_CHANNELS - 1, 3, 3)
+    shallow = conv_desc(1, COOPMAT_MIN_INPUT_CHANNELS - 1, 8, 8, 32, 3, 3)
+    depthwise = conv_desc(1, 64, 8, 8, 64, 3, 3, groups=64)
+    for desc in (narrow, shallow, depthwise):
+        assert len(desc.plan(caps)[0]) == 1, desc
+    packed = conv_desc(1, 16, 4, 4, 16, 1, 1)
+    assert packed.plan(caps)[0][-1].spec[-1] == 1               # packed NCHW, OH * OW = 16: words
+    nhwc = conv_desc(1, 16, 4, 4, 16, 1, 1, out_strides=(256, 1, 64, 16))
+    assert nhwc.plan(caps)[0][-1].spec[-1] == 0
+    assert conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1].spec[-2] == 2     # 64-channel tiles
+    assert conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1].spec[-2] == 4     # 128-channel tiles
+
+
+@pytest.mark.parametrize("w_dt,zps,flag", [(I8, [0, 0], 0), (I8, [0, 3], 1), (U8, [128, 128], 0),
+                                          (U8, [128, 100], 1)])
+def test_window_sum_flag(device, w_dt, zps, flag):
+    # The fast path adds cw[m] * (window sum) only when some cw = (128 or 0) - wZP[m] is nonzero.
+    d = QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, (1, 2, 3, 3)), TensorDesc(F32, (1, 1, 1, 1)), None, TensorDesc(w_dt, (2, 2, 1, 1)),
+        TensorDesc(F32, (1, 1, 1, 1)), TensorDesc(w_dt, (1, 2, 1, 1)), None, TensorDesc(F32, (1, 1, 1, 1)),
+        None, TensorDesc(U8, (1, 2, 3, 3)))
+    op = QuantizedLinearConvolutionOperator(device, d)
+    one = np.ones(1, np.float32).view(np.uint8)
+    srcs = {1: one, 2: None, 4: one, 5: np.array(zps, w_dt.numpy_dtype).view(np.uint8), 6: None, 7: one, 8: None}
+    params = op._parameters(srcs)
+    assert params.size == 3 + 3 * 2 and params[-1] == flag
+
+
+# ---- on a device with the fast path ---------------------------------------------------------------
+
+def fast_or_skip(device):
+    if (16, 16, 32) not in device.capabilities.cooperative_matrix("int8", "int8", "int32"):
+        pytest.skip(f"{device.name} lists no int8 x int8 -> int32 16x16x32 cooperative matrix "
+                    f"(the portable path is what runs there; the tests above check the choice)")
+
+
+def _q(rng, dt, shape, lo=None, hi=None):
+    info = np.iinfo(dt)
+    return rng.integers(info.min if lo is None else lo, (info.max if hi is None else hi) + 1, shape).astype(dt)
+
+
+def fast_case(rng, x_dt, w_dt, y_dt, zp_kind, w_range=None):
+    groups = int(rng.choice([1, 1, 2, 3]))
+    cg = int(rng.integers(COOPMAT_MIN_INPUT_CHANNELS, 80))
+    mg = int(rng.integers(COOPMAT_MIN_CHANNELS, 150))
+    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+    p0 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    p1 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - p0[0] - p1[0]), 14))
+    w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 14))
+    n, m = int(rng.integers(1, 4)), mg * groups
+    lo, hi = w_range or (None, None)
+    x, wt = _q(rng, x_dt, (n, cg * groups, h, w)), _q(rng, w_dt, (m, cg, kh, kw), lo, hi)
+    xzp = None if zp_kind == "none" else _q(rng, x_dt, ())
+    wzp = {"none": None, "equal": np.full(m, _q(rng, w_dt, (), lo, hi), w_dt),
+           "distinct": _q(rng, w_dt, (m,), lo, hi), "shift": np.full(m, 0 if w_dt == np.int8 else 128, w_dt)}[zp_kind]
+    yzp = None if zp_kind == "none" else _q(rng, y_dt, ())
+    args = (x, float(np.float32(rng.uniform(0.001, 0.05))), xzp, wt, rng.uniform(0.0005, 0.01, m).astype(np.float32),
+            wzp, rng.integers(-5000, 5000, m).astype(np.int32), float(np.float32(rng.uniform(0.05, 2.0))), yzp)
+    kwargs = dict(strides=tuple(int(v) for v in rng.integers(1, 3, 2)), dilations=dil, start_padding=p0,
+                  end_padding=p1, group_count=groups)
+    return args, kwargs
+
+
+ALL_TYPES = [(x, w, y) for x in (np.uint8, np.int8) for w in (np.uint8, np.int8) for y in (np.uint8, np.int8)]
+
+
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+@pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct", "shift"])
+def test_fast_path_is_exact(device, portable_device, rng, types, zp_kind):
+    fast_or_skip(device)
+    x_dt, w_dt, y_dt = types
+    for _ in range(4):
+        args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=device)
+        expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+        assert np.array_equal(got, expected), kwargs
+        portable = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=portable_device)
+        assert np.array_equal(portable, expected)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.uint8),
+                                   (np.int8, np.int8, np.int8)], ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_fast_path_against_onnxruntime(device, rng, types):
+    fast_or_skip(device)
+    x_dt, w_dt, y_dt = types
+    w_range = (-64, 63) if (x_dt, w_dt) == (np.uint8, np.int8) else None   # see oracles: AVX2 saturation
+    for _ in range(6):
+        args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, "equal", w_range)
+        model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=device)
+        assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
+
+
+def test_fast_path_extremes(device, portable_device):
+    # All-255 inputs against all -128 filters over K = 64 * 9 * 9 = 5184 taps (past 4608), padding
+    # taps standing for the zero point, and biases that make the int32 accumulator wrap.
+    fast_or_skip(device)
+    x = np.full((2, 64, 12, 12), 255, np.uint8)
+    for w_dt, w_val, w_zp in ((np.int8, -128, 127), (np.uint8, 0, 255), (np.int8, -128, 0)):
+        w = np.full((32, 64, 9, 9), w_val, w_dt)
+        bias = np.resize(np.array([2**31 - 1, -(2**31), 12345], np.int32), 32)
+        for x_zp in (0, 255, 7):
+            args = (x, 1.0, np.uint8(x_zp), w, np.resize(np.float32([1.0, 1e-9, 3e-7]), 32), w_dt(w_zp), bias,
+                    1.0, np.uint8(3))
+            kw = dict(start_padding=(4, 4), end_padding=(4, 4))
+            got = dmlvk.quantized_linear_convolution(*args, **kw, device=device)
+            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.uint8, **kw)), (w_dt, x_zp)
+            assert np.array_equal(got, dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device))
+
+
+def test_fast_path_strided_tensors_and_buffers(device, rng):
+    # NHWC input and output (per-byte stores), a padded filter, groups, as host arrays and Buffers.
+    fast_or_skip(device)
+    n, c, h, w, m, g = 2, 48, 7, 9, 64, 2
+    x = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)
+    wt = rng.integers(-128, 128, (m, c // g, 3, 3), dtype=np.int8)
+    w_padded = np.zeros((m, c // g, 3, 4), np.int8)
+    w_padded[..., :3] = wt
+    scale_ws = rng.uniform(0.0005, 0.002, m).astype(np.float32)
+    bias = rng.integers(-3000, 3000, m).astype(np.int32)
+    oh, ow = 7, 4
+    scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+    desc = QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, (n, c, h, w), (h * w * c, 1, w * c, c)), scalar(F32), scalar(U8),
+        TensorDesc(I8, (m, c // g, 3, 3), (c // g * 12, 12, 4, 1)), TensorDesc(F32, (1, m, 1, 1)),
+        TensorDesc(I8, (1, m, 1, 1), (0, 0, 0, 0)), TensorDesc(DataType.INT32, (1, m, 1, 1)),
+        scalar(F32), scalar(I8), TensorDesc(I8, (n, m, oh, ow), (oh * ow * m, 1, ow * m, m)),
+        strides=(1, 2), start_padding=(1, 1), end_padding=(1, 0), group_count=g)
+    op = device.create_operator(desc)
+    assert [k.shader for k in op.kernels] == FAST
+    f32 = lambda v: np.array([v], np.float32)
+    bind = [x, f32(0.04), np.array([120, 0, 0, 0], np.uint8), w_padded, scale_ws,
+            np.array([5, 0, 0, 0], np.int8), bias, f32(0.3), np.array([-5, 0, 0, 0], np.int8)]
+    out = np.zeros((n, oh, ow, m), np.int8)
+    op.execute(inputs=bind, outputs=[out])
+    expected = reference.quantized_linear_convolution(
+        x.transpose(0, 3, 1, 2), 0.04, 120, wt, scale_ws, 5, bias, 0.3, -5, np.int8,
+        strides=(1, 2), start_padding=(1, 1), end_padding=(1, 0), group_count=g)
+    assert np.array_equal(out.transpose(0, 3, 1, 2), expected)
+    out_buf = device.buffer(out.nbytes)
+    op.execute(inputs=[device.upload(b) for b in bind], outputs=[out_buf])
+    assert np.array_equal(out_buf.numpy(np.int8, out.shape), out)

@@ -1,0 +1,51 @@
+"""Quantized convolution per-kernel timings on one device: for each benchmark layer, the
+chosen path's kernels one by one (GPU timestamps after a warming copy, best median of a few
+rounds) and the whole operator, in TOPS, with the output checked against dmlvk.reference.
+
+    python tools/qconv_probe.py [--batches 32,1] [--rounds 5]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from dmlvk import Device, reference  # noqa: E402
+from dmlvk.bench import Timer, conv_arguments, conv_layers, conv_ops  # noqa: E402
+from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", default="32,1")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--warm", type=float, default=0.3, help="seconds of copying before each timing")
+    a = ap.parse_args()
+    dev = Device()
+    print(dev.name)
+    for layer in conv_layers(tuple(int(b) for b in a.batches.split(","))):
+        args, kwargs = conv_arguments(layer)
+        op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=None, device=dev)
+        op.execute(inputs, [out])
+        ok = np.array_equal(finish(), reference.quantized_linear_convolution(*args, np.uint8, **kwargs))
+        timer = Timer(dev, a.repeats, a.warm)
+        whole = min(timer(lambda n: op.time(inputs, [out], n))["median_s"] for _ in range(a.rounds))
+        parts = []
+        from dmlvk.ops.base import _Context
+        state = _Context()
+        bindings = op._checked_bindings(inputs, [out])
+        op._run(state, bindings)
+        slots, _, _ = op._stage(state, bindings)
+        for k, bufs in op._dispatches(slots):
+            best = min(timer(lambda n: dev.time([(k, bufs)], n))["median_s"] for _ in range(a.rounds))
+            parts.append(f"{k.shader} {best * 1e6:.1f} us")
+        tops = conv_ops(layer) / whole / 1e12
+        print(f"{layer[0]:42s} {'ok' if ok else 'WRONG'} {whole * 1e6:9.1f} us {tops:8.2f} TOPS | " + ", ".join(parts),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
