@@ -39,6 +39,7 @@ CONV_LAYERS = [
     ("ResNet-50 1x1 1024->256 14x14", 32, 1024, 14, 14, 256, 1, 1, 1, 0, 1),
     ("ResNet-50 3x3 64->64 56x56", 32, 64, 56, 56, 64, 3, 3, 1, 1, 1),
     ("MobileNetV2 dw 3x3 144 56x56", 32, 144, 56, 56, 144, 3, 3, 1, 1, 144),
+    ("ResNeXt-50 grouped 3x3 128->128 g32 56x56", 32, 128, 56, 56, 128, 3, 3, 1, 1, 32),
 ]
 
 
@@ -247,9 +248,15 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches) -> list
             if not np.array_equal(finish(), want):
                 raise AssertionError(f"benchmark output differs from the reference: {layer[0]}")
         ops = conv_ops(layer)
+        # Memory-bound layers are judged by bytes: input read + output written, against a copy
+        # of that size timed next to them.
+        nbytes = args[0].nbytes + op.output_descs[0].element_count
+        copy_n = -(-nbytes // 16) * 16
+        copy = copy_seconds(timer, copy_n, (device.buffer(copy_n), device.buffer(copy_n)))
         rows.append({"layer": layer[0], "shape": list(layer[1:]), "ops": ops, **t,
-                     "tops": ops / t["median_s"] / 1e12,
-                     "shader": op.kernels[0].shader})
+                     "tops": ops / t["median_s"] / 1e12, "bytes": nbytes,
+                     "gbps": nbytes / t["median_s"] / 1e9, "copy_gbps": 2 * copy_n / copy["median_s"] / 1e9,
+                     "shader": "+".join(k.shader for k in op.kernels)})
         progress.step(layer[0])
     return rows
 
@@ -307,10 +314,14 @@ def markdown(result: dict) -> str:
     cv = result["conv"]
     if cv:
         out += ["## Quantized convolution (u8 input, s8 filter, per-channel scales)", "",
-                "| layer | dmlvk ms | dmlvk TOPS | peers (TOPS) |", "| --- | ---: | ---: | --- |"]
+                "GB/s: input read + output written; copy: a same-size copy timed next to the layer.", "",
+                "| layer | kernels | dmlvk ms | dmlvk TOPS | GB/s (% of copy) | peers (TOPS) |",
+                "| --- | --- | ---: | ---: | ---: | --- |"]
         for r in cv:
             peers = ", ".join(f"{k} {_sig(v)} (dmlvk {_sig(r['tops'] / v)}x)" for k, v in r.get("peers", {}).items())
-            out.append(f"| {r['layer']} | {r['median_s'] * 1e3:.3f} | {_sig(r['tops'])} | {peers} |")
+            bw = f"{r['gbps']:.0f} ({100 * r['gbps'] / r['copy_gbps']:.0f} %)" if "copy_gbps" in r else ""
+            out.append(f"| {r['layer']} | {r.get('shader', '')} | {r['median_s'] * 1e3:.3f} | {_sig(r['tops'])} | "
+                       f"{bw} | {peers} |")
         out.append("")
     hh = [r for r in ds if r.get("ncnn_host_to_host_s") and r.get("host_to_host_s")]
     if hh:
@@ -420,7 +431,8 @@ def runtime_only_markdown(result: dict) -> str:
 def write_outputs(result: dict, out_dir: Path) -> List[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     runtime_only = "depth_space" not in result
-    stem = f"{'runtime' if runtime_only else 'bench'}-{slug(result['device']['name'])}"
+    kind = "runtime" if runtime_only else "conv" if not result["depth_space"] else "bench"
+    stem = f"{kind}-{slug(result['device']['name'])}"
     js = out_dir / f"{stem}.json"
     js.write_text(json.dumps(result, indent=1))
     md = out_dir / f"{stem}.md"
@@ -459,7 +471,7 @@ def add_torch_roundtrip(result: dict) -> dict:
 def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
-    cases = list(depth_space_cases(sizes, extra=max(sizes) >= 64 * MiB))
+    cases = list(depth_space_cases(sizes, extra=bool(sizes) and max(sizes) >= 64 * MiB))
     layers = list(conv_layers(conv_batches))
     progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
     timer = Timer(device, repeats, warm_s)
@@ -530,8 +542,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
-    ap.add_argument("--only", choices=["runtime"], help="measure only the runtime's per-call costs "
-                    "(writes runtime-DEVICE.json and .md)")
+    ap.add_argument("--only", choices=["runtime", "conv"], help="measure only the runtime's per-call costs "
+                    "(writes runtime-DEVICE.json and .md), or only the convolution layers and their peers "
+                    "(conv-DEVICE.json, .md and chart)")
     a = ap.parse_args(argv)
     if a.rerender:
         for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
@@ -553,6 +566,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for p in write_outputs(run_runtime_only(device, not a.no_peers, warm), Path(a.out)):
             print(p)
         return 0
+    if a.only == "conv":
+        sizes = []
     result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm)
     for p in write_outputs(result, Path(a.out)):
         print(p)

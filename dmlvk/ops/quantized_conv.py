@@ -37,6 +37,10 @@ GEMM_MIN_CHANNELS = 8
 COOPMAT_MIN_CHANNELS = 16
 COOPMAT_MIN_INPUT_CHANNELS = 8
 COOPMAT_MAX_PACKED_BYTES = 1 << 31
+# Depthwise layers (one input and one output channel per group) take a shared-memory tile kernel
+# when a 16 x 64 output tile's input window and the KH x KW taps fit its 6144-element tile.
+DEPTHWISE_TILE = (16, 64)
+DEPTHWISE_TILE_MAX = 6144
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -249,7 +253,11 @@ class QuantizedLinearConvolutionDesc:
 
     def plan(self, capabilities: Optional[Capabilities] = None) -> tuple:
         """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
-        cooperative-matrix path where it fits (see COOPMAT_*), else the portable kernel."""
+        depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
+        COOPMAT_*), else the portable kernel."""
+        depthwise = self._depthwise_kernel()
+        if depthwise is not None:
+            return [depthwise], ()
         geo = self._packed_geometry(capabilities)
         if geo is None:
             return [self.kernel(capabilities)], ()
@@ -292,6 +300,25 @@ class QuantizedLinearConvolutionDesc:
         if max(xp_bytes, wp_bytes) > COOPMAT_MAX_PACKED_BYTES:
             return None
         return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=n * oh * ow)
+
+    def _depthwise_kernel(self) -> Optional[Kernel]:
+        """dmlvk/shaders/qlinear_conv_depthwise.comp where it applies, else None."""
+        geo = self.conv_params()
+        m, cg, kh, kw = geo["filter"]
+        if cg != 1 or m != self.group_count or self._wide_taps():
+            return None
+        n, _, oh, ow = _as_4d(self.output_sizes(), 1)
+        th, tw = DEPTHWISE_TILE
+        (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+        window = ((th - 1) * sh + (kh - 1) * dh + 1) * ((tw - 1) * sw + (kw - 1) * dw + 1)
+        if window + kh * kw > DEPTHWISE_TILE_MAX:
+            return None
+        spec, push = self._spec_push()
+        strides = _as_4d(self.output_tensor.effective_strides, 0)
+        whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
+        tiles = n * m * -(-oh // th) * -(-ow // tw)
+        return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words)), push=push,
+                      count=tiles * 256, slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=256)
 
     def _packed_output(self) -> bool:
         """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""

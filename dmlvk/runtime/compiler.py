@@ -34,6 +34,7 @@ VARIANTS = (
     ("depth_space_rows", ()),
     ("qlinear_conv", ()),
     ("qlinear_conv_gemm", ()),
+    ("qlinear_conv_depthwise", ()),
     ("qconv_pack_input", ()),
     ("qconv_pack_filter", ()),
     ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),

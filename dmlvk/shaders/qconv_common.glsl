@@ -61,17 +61,23 @@ int load_w(uint byte_offset) {
     return W_SIGNED != 0 ? bitfieldExtract(int(word), bit, 8) : int(bitfieldExtract(word, bit, 8));
 }
 
-// The output byte for accumulator acc of output channel m: adds the bias (wrapping, as int32 does),
-// requantizes in float32 with round-half-even and saturates (spec 4.3).
-uint requantize(uint m, int acc) {
-    uint M = p.out_sizes.y;
-    int a = acc + int(params[2 + 2 * M + m]);
-    float r = roundEven(float(a) * uintBitsToFloat(params[2 + m]));
+// The output byte for a biased accumulator a (int32, wrapped) and the channel's multiplier:
+// requantized in float32 with round-half-even, the zero point added, saturated (spec 4.3).
+uint requantize_biased(int a, float mult, float yzp) {
+    float r = roundEven(float(a) * mult);
     float lo = Y_SIGNED != 0 ? -128.0 : 0.0;
     float hi = Y_SIGNED != 0 ? 127.0 : 255.0;
     // Clamp before adding the zero point: |r| > 512 saturates whatever the zero point is.
-    float q = clamp(clamp(r, -512.0, 512.0) + float(int(params[1])), lo, hi);
+    float q = clamp(clamp(r, -512.0, 512.0) + yzp, lo, hi);
     return uint(int(q)) & 0xFFu;
+}
+
+// The output byte for accumulator acc of output channel m: the bias added (wrapping, as int32
+// does), then requantize_biased with the channel's parameters.
+uint requantize(uint m, int acc) {
+    uint M = p.out_sizes.y;
+    return requantize_biased(acc + int(params[2 + 2 * M + m]), uintBitsToFloat(params[2 + m]),
+                             float(int(params[1])));
 }
 
 uint output_offset(uint n, uint m, uint oh, uint ow) {

@@ -1,6 +1,7 @@
 #version 450
 // Repacks QUANTIZED_LINEAR_CONVOLUTION's input as Xp (qconv_packed.glsl) for the
-// cooperative-matrix shader: one invocation writes 16 channels of one padded input position.
+// cooperative-matrix shader: one invocation writes 16 channels of one padded input position;
+// neighbouring invocations take neighbouring positions, so the input's rows are read whole.
 
 #extension GL_GOOGLE_include_directive : require
 
@@ -16,9 +17,10 @@ void main() {
     uint item = p.first + local;
     uint cp = packed_cp(), G = packed_groups();
     uint per_pos = G * cp / 16;
-    uint cblk = item % per_pos, pos = item / per_pos;
-    uint g = cblk / (cp / 16), c0 = (cblk % (cp / 16)) * 16;
     uint wp = packed_wp(), hp = packed_hp();
+    uint positions = p.in_sizes.x * hp * wp;
+    uint pos = item % positions, cblk = item / positions;
+    uint g = cblk / (cp / 16), c0 = (cblk % (cp / 16)) * 16;
     uint x = pos % wp, y = (pos / wp) % hp, n = pos / (wp * hp);
     // Padded position (y, x) is input position (y - start_pad, x - start_pad).
     bool inside = y >= p.start_pad.x && y - p.start_pad.x < p.in_sizes.z
@@ -40,5 +42,5 @@ void main() {
         }
         v[j / 4] |= b << ((j % 4) * 8);
     }
-    y_vec4[item] = v;
+    y_vec4[pos * per_pos + cblk] = v;
 }

@@ -1,6 +1,7 @@
-"""The cooperative-matrix QUANTIZED_LINEAR_CONVOLUTION (int8 tensor units): which descriptions and
-devices take it (anywhere), and, on a device that lists int8 x int8 -> int32 16x16x32 subgroup
-matrices, bit for bit against dmlvk.reference, the portable shaders and onnxruntime."""
+"""QUANTIZED_LINEAR_CONVOLUTION's specialised paths: the depthwise tile kernel (any device) and the
+cooperative-matrix path (int8 tensor units): which descriptions and devices take them, and bit for
+bit against dmlvk.reference, the portable shaders and onnxruntime. The cooperative-matrix tests
+run on a device that lists int8 x int8 -> int32 16x16x32 subgroup matrices."""
 import dataclasses
 
 import numpy as np
@@ -51,7 +52,7 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
         assert len(d.plan(other)[0]) == 1, other
     narrow = conv_desc(1, 40, 8, 8, COOPMAT_MIN_CHANNELS - 1, 3, 3)
     shallow = conv_desc(1, COOPMAT_MIN_INPUT_CHANNELS - 1, 8, 8, 32, 3, 3)
-    depthwise = conv_desc(1, 64, 8, 8, 64, 3, 3, groups=64)
+    depthwise = conv_desc(1, 64, 8, 8, 128, 3, 3, groups=64)       # two output channels per group
     for desc in (narrow, shallow, depthwise):
         assert len(desc.plan(caps)[0]) == 1, desc
     packed = conv_desc(1, 16, 4, 4, 16, 1, 1)
@@ -75,6 +76,76 @@ def test_window_sum_flag(device, w_dt, zps, flag):
     srcs = {1: one, 2: None, 4: one, 5: np.array(zps, w_dt.numpy_dtype).view(np.uint8), 6: None, 7: one, 8: None}
     params = op._parameters(srcs)
     assert params.size == 3 + 3 * 2 and params[-1] == flag
+
+
+# ---- depthwise ----------------------------------------------------------------------------------
+
+def test_depthwise_plan():
+    caps = coopmat_caps()
+    d = conv_desc(2, 24, 30, 70, 24, 3, 3, groups=24, pads=(1, 1))
+    for c in (None, caps):
+        k, = d.plan(c)[0]
+        assert k.shader == "qlinear_conv_depthwise" and k.spec[-1] == 0      # OW = 70: bytes
+    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-1] == 1    # words
+    nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
+    assert nhwc.plan(None)[0][0].spec[-1] == 0
+    huge_window = conv_desc(1, 4, 64, 300, 4, 3, 3, groups=4, strides=(4, 4))
+    assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.int8),
+                                   (np.int8, np.int8, np.int8), (np.int8, np.uint8, np.uint8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_depthwise_kernel_is_exact(device, rng, types):
+    x_dt, w_dt, y_dt = types
+    ort_ok = (x_dt, w_dt, y_dt) in ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8))
+    for i in range(8):
+        c = int(rng.integers(1, 20))
+        kh, kw = (int(v) for v in rng.integers(1, 6, 2))
+        dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+        st = tuple(int(v) for v in rng.integers(1, 3, 2))
+        p0, p1 = (tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in range(2))
+        h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - p0[0] - p1[0]), 40))
+        w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 150))
+        n = int(rng.integers(1, 3))
+        x, wt = _q(rng, x_dt, (n, c, h, w)), _q(rng, w_dt, (c, 1, kh, kw))
+        wzp = np.full(c, _q(rng, w_dt, ()), w_dt) if i % 2 else _q(rng, w_dt, (c,))
+        args = (x, 0.02, _q(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
+                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, _q(rng, y_dt, ()))
+        kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
+        op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+        assert op_desc.plan(device.capabilities)[0][0].shader == "qlinear_conv_depthwise"
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+        if ort_ok and i % 2:
+            model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
+            assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
+
+
+def test_depthwise_nhwc_output_and_padded_input(device, rng):
+    # Byte stores into an NHWC output whose gaps (a fifth channel slot) stay untouched; an input
+    # with padded rows.
+    n, c, h, w = 2, 4, 9, 11
+    x_mem = rng.integers(0, 256, (n, c, h, w + 3), dtype=np.uint8)
+    wt = rng.integers(-128, 128, (c, 1, 3, 3), dtype=np.int8)
+    s = lambda dt: TensorDesc(dt, (1, 1, 1, 1))
+    oh, ow = 9, 11
+    desc = QuantizedLinearConvolutionDesc(
+        TensorDesc(U8, (n, c, h, w), (c * h * (w + 3), h * (w + 3), w + 3, 1)), s(F32), s(U8),
+        TensorDesc(I8, (c, 1, 3, 3)), s(F32), None, None, s(F32), s(U8),
+        TensorDesc(U8, (n, c, oh, ow), (oh * ow * 5, 1, ow * 5, 5)),
+        start_padding=(1, 1), end_padding=(1, 1), group_count=c)
+    op = device.create_operator(desc)
+    assert [k.shader for k in op.kernels] == ["qlinear_conv_depthwise"]
+    f32 = lambda v: np.array([v], np.float32)
+    u8 = lambda v: np.array([v, 0, 0, 0], np.uint8)
+    flat = np.full(desc.output_tensor.total_bytes, 0xA5, np.uint8)      # 990 bytes rounded up to 992
+    op.execute([x_mem, f32(0.05), u8(77), wt, f32(0.01), None, None, f32(0.2), u8(9)], [flat])
+    out = flat[:n * oh * ow * 5].reshape(n, oh, ow, 5)
+    expected = reference.quantized_linear_convolution(x_mem[..., :w], 0.05, 77, wt, 0.01, None, None, 0.2, 9,
+                                                      np.uint8, start_padding=(1, 1), end_padding=(1, 1), group_count=c)
+    assert np.array_equal(out[..., :4].transpose(0, 3, 1, 2), expected)
+    assert (out[..., 4] == 0xA5).all() and (flat[out.size:] == 0xA5).all()
 
 
 # ---- on a device with the fast path ---------------------------------------------------------------
