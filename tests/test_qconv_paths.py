@@ -39,12 +39,16 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     caps = coopmat_caps()
     d = conv_desc(2, 40, 9, 7, 48, 3, 3, pads=(1, 1), strides=(2, 1), dil=(1, 2))
     kernels, scratch = d.plan(caps)
-    assert [k.shader for k in kernels] == FAST
+    assert [k.shader for k in kernels] == FAST + ["qlinear_conv_splitk"]     # 1 output tile: split-K
+    assert kernels[2].spec[-1] == 9 // 2                        # 9 K steps of 64: slices of 2 steps
     n, oh, ow = 2, 5, 5
     hp, wp = (oh - 1) * 2 + 2 + 1, (ow - 1) * 1 + 2 * 2 + 1
     assert scratch[0] == n * hp * wp * 64                      # channels padded to 64 (multiple of 32)
     assert scratch[1] == ((2 * 48 + 3) & ~3) * 4 + 64 * (-(-9 * 64 // 64) * 64)
-    assert kernels[-1].spec[-1] == 0                            # OH * OW = 25: per-byte stores
+    assert scratch[2] == 4 * (64 + 16) * 128 * 4                # partial tiles and window sums
+    assert kernels[-1].spec[-2] == 0                            # OH * OW = 25: per-byte stores
+    big = conv_desc(32, 64, 28, 28, 64, 3, 3, pads=(1, 1))      # 196 tiles: no split
+    assert [k.shader for k in big.plan(caps)[0]] == FAST and big.plan(caps)[0][-1].spec[-1] == 1
     assert [k.shader for k in d.plan(None)[0]] == ["qlinear_conv_gemm"]
     assert d.plan(None)[1] == ()
     for other in (caps.without(["cooperativeMatrix"]), caps.without(["shaderInt8"]), coopmat_caps(subgroup=64),
@@ -56,11 +60,11 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     for desc in (narrow, shallow, depthwise):
         assert len(desc.plan(caps)[0]) == 1, desc
     packed = conv_desc(1, 16, 4, 4, 16, 1, 1)
-    assert packed.plan(caps)[0][-1].spec[-1] == 1               # packed NCHW, OH * OW = 16: words
+    assert packed.plan(caps)[0][-1].spec[-2] == 1               # packed NCHW, OH * OW = 16: words
     nhwc = conv_desc(1, 16, 4, 4, 16, 1, 1, out_strides=(256, 1, 64, 16))
-    assert nhwc.plan(caps)[0][-1].spec[-1] == 0
-    assert conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1].spec[-2] == 2     # 64-channel tiles
-    assert conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1].spec[-2] == 4     # 128-channel tiles
+    assert nhwc.plan(caps)[0][-1].spec[-2] == 0
+    assert conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1].spec[-3] == 2     # 64-channel tiles
+    assert conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1].spec[-3] == 4     # 128-channel tiles
 
 
 @pytest.mark.parametrize("w_dt,zps,flag", [(I8, [0, 0], 0), (I8, [0, 3], 1), (U8, [128, 128], 0),
@@ -85,10 +89,11 @@ def test_depthwise_plan():
     d = conv_desc(2, 24, 30, 70, 24, 3, 3, groups=24, pads=(1, 1))
     for c in (None, caps):
         k, = d.plan(c)[0]
-        assert k.shader == "qlinear_conv_depthwise" and k.spec[-1] == 0      # OW = 70: bytes
-    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-1] == 1    # words
+        assert k.shader == "qlinear_conv_depthwise" and k.spec[-2] == 0      # OW = 70: bytes
+        assert k.spec[-1] == 18 * 66 + 9                                   # the window and the taps
+    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-2] == 1    # words
     nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
-    assert nhwc.plan(None)[0][0].spec[-1] == 0
+    assert nhwc.plan(None)[0][0].spec[-2] == 0
     huge_window = conv_desc(1, 4, 64, 300, 4, 3, 3, groups=4, strides=(4, 4))
     assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
 
@@ -188,9 +193,20 @@ def fast_case(rng, x_dt, w_dt, y_dt, zp_kind, w_range=None):
 ALL_TYPES = [(x, w, y) for x in (np.uint8, np.int8) for w in (np.uint8, np.int8) for y in (np.uint8, np.int8)]
 
 
+@pytest.fixture(params=["split-k", "whole-k"])
+def split_k(request, device, monkeypatch):
+    """Small test cases take split-K; "whole-k" turns it off (operators made afresh)."""
+    from dmlvk.ops import quantized_conv
+    if request.param == "whole-k":
+        monkeypatch.setattr(quantized_conv, "SPLITK_BELOW", 0)
+    device._operators.clear()
+    yield request.param
+    device._operators.clear()
+
+
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
 @pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct", "shift"])
-def test_fast_path_is_exact(device, portable_device, rng, types, zp_kind):
+def test_fast_path_is_exact(device, portable_device, rng, types, zp_kind, split_k):
     fast_or_skip(device)
     x_dt, w_dt, y_dt = types
     for _ in range(4):
@@ -215,7 +231,7 @@ def test_fast_path_against_onnxruntime(device, rng, types):
         assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
 
 
-def test_fast_path_extremes(device, portable_device):
+def test_fast_path_extremes(device, portable_device, split_k):
     # All-255 inputs against all -128 filters over K = 64 * 9 * 9 = 5184 taps (past 4608), padding
     # taps standing for the zero point, and biases that make the int32 accumulator wrap.
     fast_or_skip(device)
@@ -232,7 +248,7 @@ def test_fast_path_extremes(device, portable_device):
             assert np.array_equal(got, dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device))
 
 
-def test_fast_path_strided_tensors_and_buffers(device, rng):
+def test_fast_path_strided_tensors_and_buffers(device, rng, split_k):
     # NHWC input and output (per-byte stores), a padded filter, groups, as host arrays and Buffers.
     fast_or_skip(device)
     n, c, h, w, m, g = 2, 48, 7, 9, 64, 2
@@ -251,7 +267,7 @@ def test_fast_path_strided_tensors_and_buffers(device, rng):
         scalar(F32), scalar(I8), TensorDesc(I8, (n, m, oh, ow), (oh * ow * m, 1, ow * m, m)),
         strides=(1, 2), start_padding=(1, 1), end_padding=(1, 0), group_count=g)
     op = device.create_operator(desc)
-    assert [k.shader for k in op.kernels] == FAST
+    assert [k.shader for k in op.kernels] == FAST + ["qlinear_conv_splitk"] * (split_k == "split-k")
     f32 = lambda v: np.array([v], np.float32)
     bind = [x, f32(0.04), np.array([120, 0, 0, 0], np.uint8), w_padded, scale_ws,
             np.array([5, 0, 0, 0], np.int8), bias, f32(0.3), np.array([-5, 0, 0, 0], np.int8)]

@@ -22,7 +22,8 @@ _Q8 = {DataType.INT8, DataType.UINT8}
 (INPUT, INPUT_SCALE, INPUT_ZP, FILTER, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP,
  OUTPUT) = range(10)
 _PARAMS = 10      # the operator's own buffer of host-computed requantization parameters
-_XP, _WP = 11, 12  # the cooperative-matrix path's scratch: the repacked input and filter
+_XP, _WP, _PART = 11, 12, 13  # the cooperative-matrix path's scratch: the repacked input and filter,
+                               # and split-K partials
 _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
           "Bias", "OutputScale", "OutputZeroPoint", "Output")
 
@@ -37,6 +38,11 @@ GEMM_MIN_CHANNELS = 8
 COOPMAT_MIN_CHANNELS = 16
 COOPMAT_MIN_INPUT_CHANNELS = 8
 COOPMAT_MAX_PACKED_BYTES = 1 << 31
+# Small batches: when fewer output tiles than this exist (they cannot fill a large GPU), K is
+# split into slices of at least 2 steps so that about SPLITK_TARGET workgroups run.
+SPLITK_TARGET = 128
+SPLITK_BELOW = 66
+SPLITK_MAX_PARTIAL_BYTES = 256 << 20
 # Depthwise layers (one input and one output channel per group) take a shared-memory tile kernel
 # when a 16 x 64 output tile's input window and the KH x KW taps fit its 6144-element tile.
 DEPTHWISE_TILE = (16, 64)
@@ -262,15 +268,23 @@ class QuantizedLinearConvolutionDesc:
         if geo is None:
             return [self.kernel(capabilities)], ()
         spec, push = self._spec_push()
-        spec += (geo["wm"], int(self._packed_output()))
+        spec += (geo["wm"], int(self._packed_output()), geo["split"])
         tiles = self.group_count * (geo["mp"] // geo["bm"]) * -(-geo["pixels"] // 128)
+        split = geo["split"] > 1
         kernels = [
             Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 16,
                    slots=(INPUT, FILTER, _PARAMS, _XP), local_size=128),
             Kernel(shader="qconv_pack_filter", spec=spec, push=push, count=self.group_count * geo["mp"] * 256,
                    slots=(INPUT, FILTER, _PARAMS, _WP), local_size=256),
-            Kernel(shader="qlinear_conv_coopmat", spec=spec, push=push, count=tiles * 256,
-                   slots=(_XP, _WP, _PARAMS, OUTPUT), local_size=256, defines=(("WM_FIXED", geo["wm"]),))]
+            Kernel(shader="qlinear_conv_coopmat", spec=spec, push=push, count=tiles * geo["split"] * 256,
+                   slots=(_XP, _WP, _PARAMS, _PART if split else OUTPUT), local_size=256,
+                   defines=(("WM_FIXED", geo["wm"]),))]
+        if split:
+            m = self.conv_params()["filter"][0]
+            kernels.append(Kernel(shader="qlinear_conv_splitk", spec=spec, push=push,
+                                  count=m * -(-geo["pixels"] // 4), slots=(_PART, _WP, _PARAMS, OUTPUT),
+                                  local_size=128))
+            return kernels, (geo["xp_bytes"], geo["wp_bytes"], geo["part_bytes"])
         return kernels, (geo["xp_bytes"], geo["wp_bytes"])
 
     def _packed_geometry(self, capabilities: Optional[Capabilities]) -> Optional[dict]:
@@ -299,7 +313,18 @@ class QuantizedLinearConvolutionDesc:
         wp_bytes = ((2 * m + 3) & ~3) * 4 + groups * mp * kp
         if max(xp_bytes, wp_bytes) > COOPMAT_MAX_PACKED_BYTES:
             return None
-        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=n * oh * ow)
+        pixels = n * oh * ow
+        tiles = groups * (mp // bm) * -(-pixels // 128)
+        steps = kp // 64
+        split, part_bytes = 1, 0
+        if tiles < SPLITK_BELOW and steps >= 4:
+            split = min(steps // 2, -(-SPLITK_TARGET // tiles))
+            pp = -(-pixels // 128) * 128
+            part_bytes = split * groups * (mp + 16) * pp * 4
+            if part_bytes > SPLITK_MAX_PARTIAL_BYTES:
+                split, part_bytes = 1, 0
+        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=pixels, split=split,
+                    part_bytes=part_bytes)
 
     def _depthwise_kernel(self) -> Optional[Kernel]:
         """dmlvk/shaders/qlinear_conv_depthwise.comp where it applies, else None."""
@@ -317,7 +342,7 @@ class QuantizedLinearConvolutionDesc:
         strides = _as_4d(self.output_tensor.effective_strides, 0)
         whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         tiles = n * m * -(-oh // th) * -(-ow // tw)
-        return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words)), push=push,
+        return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words), window + kh * kw), push=push,
                       count=tiles * 256, slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=256)
 
     def _packed_output(self) -> bool:

@@ -39,6 +39,7 @@ VARIANTS = (
     ("qconv_pack_filter", ()),
     ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),
     ("qlinear_conv_coopmat", (("WM_FIXED", 4),)),
+    ("qlinear_conv_splitk", ()),
     ("copy", ()),
 )
 TARGET_ENV = "vulkan1.1"

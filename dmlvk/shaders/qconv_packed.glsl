@@ -22,6 +22,11 @@ const uint WM = WM_SPEC;
 // 1 when the output is packed NCHW with OH * OW a multiple of 4: whole words are stored.
 layout(constant_id = 8) const uint PACKED_OUT = 0;
 
+// K slices (split-K): above 1 the multiply writes int32 partial tiles, part[split][g][MP][PP]
+// (PP = the pixel count rounded up to 128) followed by the partial window sums,
+// sums[split][g][16][PP] (row 0 used), and qlinear_conv_splitk.comp adds them up.
+layout(constant_id = 9) const uint SPLIT = 1;
+
 const uint BK = 64;            // bytes of K per main-loop step (two 32-deep multiplies)
 const uint BN = 128;
 const uint BM = 32 * WM;
@@ -32,6 +37,8 @@ uint packed_hp() { return (p.out_sizes.z - 1) * p.conv_stride.x + (KH - 1) * p.d
 uint packed_wp() { return (p.out_sizes.w - 1) * p.conv_stride.y + (KW - 1) * p.dilation.y + 1; }
 uint packed_kp() { return (KH * KW * packed_cp() + BK - 1) / BK * BK; }
 uint packed_mp() { return (p.mg + BM - 1) / BM * BM; }
+uint packed_pp() { return (p.out_sizes.x * p.out_sizes.z * p.out_sizes.w + BN - 1) / BN * BN; }
+uint partial_sums_base() { return SPLIT * packed_groups() * packed_mp() * packed_pp(); }
 uint packed_header_words() { return (2 * p.out_sizes.y + 3) & ~3u; }
 // 1 when some output channel has a nonzero cw (the window sums of Xp are needed); the host sets it.
 uint window_sums_needed() { return params[2 + 3 * p.out_sizes.y]; }

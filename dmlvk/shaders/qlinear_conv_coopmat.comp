@@ -7,6 +7,9 @@
 // and requantized like the portable shaders. The window sums come from one more multiply per
 // pixel fragment, by a matrix of ones, and only when some cw is nonzero.
 //
+// With SPLIT > 1 each workgroup multiplies one K slice and stores its int32 partial tile;
+// qlinear_conv_splitk.comp finishes (small batches: more workgroups than output tiles).
+//
 // A workgroup is 8 subgroups of 32 invocations (the host uses this shader only where the
 // subgroup size is 32) and computes a BM x 128 tile: subgroup (wm, wn) owns WM x 2 fragments.
 // Each 64-byte K step is staged in shared memory, the next one's global loads (16 bytes per
@@ -25,6 +28,7 @@ layout(local_size_x_id = 0) in;   // 256
 #include "qconv_packed.glsl"
 layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
+layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
 
 #define MAT_A coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA>
 #define MAT_B coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB>
@@ -44,9 +48,10 @@ void main() {
     uint ptiles = (P + BN - 1) / BN, mtiles = mp / BM;
     uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint pt = wg % ptiles; wg /= ptiles;
-    uint mt = wg % mtiles;
-    uint g = wg / mtiles;
-    if (g >= G) return;                               // uniform across the workgroup
+    uint mt = wg % mtiles; wg /= mtiles;
+    uint g = wg % G;
+    uint split = wg / G;
+    if (split >= SPLIT) return;                       // uniform across the workgroup
 
     // Loader roles: operand rows lrow and lrow + 64, 16-byte quarter q of each K step.
     uint q = t % 4, lrow = t / 4;
@@ -65,6 +70,8 @@ void main() {
     uint chunks_per_tap = cp / 32;
     uint real_chunks = KH * KW * chunks_per_tap;      // 32-deep chunks holding taps
     uint steps = kp / BK;
+    uint per_split = (steps + SPLIT - 1) / SPLIT;
+    uint s_begin = min(steps, split * per_split), s_end = min(steps, s_begin + per_split);
 
     uvec4 ra[2], rb[2];
     #define LOAD_STEP(s) {                                                                      \
@@ -86,15 +93,15 @@ void main() {
     MAT_A ones = MAT_A(int8_t(1));
     bool wsum = window_sums_needed() != 0;
 
-    LOAD_STEP(0);
-    for (uint s = 0; s < steps; ++s) {
+    if (s_begin < s_end) LOAD_STEP(s_begin);
+    for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done
         As[lrow * AS + q] = ra[0];
         if (BM > 64) As[(lrow + 64) * AS + q] = ra[1];
         Bs[lrow * AS + q] = rb[0];
         Bs[(lrow + 64) * AS + q] = rb[1];
         barrier();
-        if (s + 1 < steps) LOAD_STEP(s + 1);
+        if (s + 1 < s_end) LOAD_STEP(s + 1);
         [[unroll]] for (uint h = 0; h < 2; ++h) {
             MAT_B b[2];
             [[unroll]] for (uint j = 0; j < 2; ++j)
@@ -107,6 +114,23 @@ void main() {
             if (wsum)
                 [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
         }
+    }
+
+    if (SPLIT > 1) {
+        // The partial tile and (subgroups of the first row) the partial window sums.
+        uint pp = packed_pp();
+        [[unroll]] for (uint i = 0; i < WM; ++i) {
+            uint row = (split * G + g) * mp + mt * BM + wm * WM * 16 + i * 16;
+            [[unroll]] for (uint j = 0; j < 2; ++j)
+                coopMatStore(acc[i][j], part, row * pp + pt * BN + wn * 32 + j * 16, pp,
+                             gl_CooperativeMatrixLayoutRowMajor);
+        }
+        if (wsum && wm == 0) {
+            [[unroll]] for (uint j = 0; j < 2; ++j)
+                coopMatStore(sums[j], part, partial_sums_base() + (split * G + g) * 16 * pp + pt * BN + wn * 32 + j * 16,
+                             pp, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        return;
     }
 
     // Epilogue: each lane takes 8 neighbouring pixels of one row of a fragment.

@@ -5,7 +5,7 @@
 // (the channel's KH x KW taps, less the filter zero point, follow the window there);
 // each invocation computes 4 neighbouring outputs of a row and stores them as one word where
 // the output layout allows (PACKED_OUT), else byte by byte. The host uses it only when the
-// window and the taps fit TILE_MAX.
+// window and the taps fit 6144 elements.
 
 #extension GL_GOOGLE_include_directive : require
 
@@ -16,8 +16,10 @@ layout(local_size_x_id = 0) in;   // 256
 layout(constant_id = 8) const uint PACKED_OUT = 0;
 
 const uint TH = 16, TW = 64;
-const uint TILE_MAX = 6144;
-shared int tile[TILE_MAX];
+// The window and taps of this description (at most 6144 elements): shared memory sized to what
+// is used, so that many workgroups fit on a multiprocessor.
+layout(constant_id = 9) const uint TILE = 6144;
+shared int tile[TILE];
 
 void main() {
     uint t = gl_LocalInvocationID.x;
