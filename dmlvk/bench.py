@@ -255,7 +255,7 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches, rounds:
     best, medians = [None] * len(layers), [[] for _ in layers]
     for _ in range(rounds):
         for i, (args, op, inputs, out) in enumerate(prepared):
-            t = timer(lambda n: op.time(inputs, [out], n))
+            t = timer(lambda n: op.time(inputs, [out], n, barriers=True))
             medians[i].append(t["median_s"])
             if best[i] is None or t["median_s"] < best[i]["median_s"]:
                 best[i] = t
@@ -328,6 +328,8 @@ def markdown(result: dict) -> str:
     cv = result["conv"]
     if cv:
         out += ["## Quantized convolution (u8 input, s8 filter, per-channel scales)", "",
+                "Executions timed as a real sequence of them runs: with the barriers between dependent "
+                "dispatches and between executions, their waits counted. "
                 "Each layer's best of its rounds (passes over all layers). GB/s: input read + output written; "
                 "copy: a same-size copy timed next to the layer.", "",
                 "| layer | kernels | dmlvk ms | dmlvk TOPS | GB/s (% of copy) | peers (TOPS) |",

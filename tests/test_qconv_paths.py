@@ -89,11 +89,12 @@ def test_depthwise_plan():
     d = conv_desc(2, 24, 30, 70, 24, 3, 3, groups=24, pads=(1, 1))
     for c in (None, caps):
         k, = d.plan(c)[0]
-        assert k.shader == "qlinear_conv_depthwise" and k.spec[-2] == 0      # OW = 70: bytes
-        assert k.spec[-1] == 18 * 66 + 9                                   # the window and the taps
-    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-2] == 1    # words
+        assert k.shader == "qlinear_conv_depthwise" and k.spec[-3] == 0      # OW = 70: bytes
+        assert k.spec[-2] == 18 * 66 + 9 and k.spec[-1] == 0               # the window and the taps;
+                                                                            # rows of 70: not words
+    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-3:] == (1, 18 * 72 + 9, 1)    # words
     nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
-    assert nhwc.plan(None)[0][0].spec[-2] == 0
+    assert nhwc.plan(None)[0][0].spec[-3] == 0
     huge_window = conv_desc(1, 4, 64, 300, 4, 3, 3, groups=4, strides=(4, 4))
     assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
 
@@ -112,6 +113,7 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         p0, p1 = (tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in range(2))
         h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - p0[0] - p1[0]), 40))
         w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 150))
+        w += (-w % 4) * (i % 2)           # odd cases: rows of whole words (read a word at a time)
         n = int(rng.integers(1, 3))
         x, wt = _q(rng, x_dt, (n, c, h, w)), _q(rng, w_dt, (c, 1, kh, kw))
         wzp = np.full(c, _q(rng, w_dt, ()), w_dt) if i % 2 else _q(rng, w_dt, (c,))
@@ -129,22 +131,22 @@ def test_depthwise_kernel_is_exact(device, rng, types):
 
 def test_depthwise_nhwc_output_and_padded_input(device, rng):
     # Byte stores into an NHWC output whose gaps (a fifth channel slot) stay untouched; an input
-    # with padded rows.
-    n, c, h, w = 2, 4, 9, 11
+    # with rows of 13 padded to 16 (read a word at a time, the last word's tail left out).
+    n, c, h, w = 2, 4, 9, 13
     x_mem = rng.integers(0, 256, (n, c, h, w + 3), dtype=np.uint8)
     wt = rng.integers(-128, 128, (c, 1, 3, 3), dtype=np.int8)
     s = lambda dt: TensorDesc(dt, (1, 1, 1, 1))
-    oh, ow = 9, 11
+    oh, ow = 9, 13
     desc = QuantizedLinearConvolutionDesc(
         TensorDesc(U8, (n, c, h, w), (c * h * (w + 3), h * (w + 3), w + 3, 1)), s(F32), s(U8),
         TensorDesc(I8, (c, 1, 3, 3)), s(F32), None, None, s(F32), s(U8),
         TensorDesc(U8, (n, c, oh, ow), (oh * ow * 5, 1, ow * 5, 5)),
         start_padding=(1, 1), end_padding=(1, 1), group_count=c)
     op = device.create_operator(desc)
-    assert [k.shader for k in op.kernels] == ["qlinear_conv_depthwise"]
+    assert [k.shader for k in op.kernels] == ["qlinear_conv_depthwise"] and op.kernels[0].spec[-1] == 1
     f32 = lambda v: np.array([v], np.float32)
     u8 = lambda v: np.array([v, 0, 0, 0], np.uint8)
-    flat = np.full(desc.output_tensor.total_bytes, 0xA5, np.uint8)      # 990 bytes rounded up to 992
+    flat = np.full(desc.output_tensor.total_bytes, 0xA5, np.uint8)      # 1170 bytes rounded up to 1172
     op.execute([x_mem, f32(0.05), u8(77), wt, f32(0.01), None, None, f32(0.2), u8(9)], [flat])
     out = flat[:n * oh * ow * 5].reshape(n, oh, ow, 5)
     expected = reference.quantized_linear_convolution(x_mem[..., :w], 0.05, 77, wt, 0.01, None, None, 0.2, 9,

@@ -1,6 +1,6 @@
 """Quantized convolution per-kernel timings on one device: for each benchmark layer, the
 chosen path's kernels one by one (GPU timestamps after a warming copy, best median of a few
-rounds) and the whole operator, in TOPS, with the output checked against dmlvk.reference.
+rounds) and the whole operator, back to back and with the barriers of a real sequence, in TOPS, with the output checked against dmlvk.reference.
 
     python tools/qconv_probe.py [--batches 32,1] [--rounds 5]
 """
@@ -33,6 +33,7 @@ def main():
         ok = np.array_equal(finish(), reference.quantized_linear_convolution(*args, np.uint8, **kwargs))
         timer = Timer(dev, a.repeats, a.warm)
         whole = min(timer(lambda n: op.time(inputs, [out], n))["median_s"] for _ in range(a.rounds))
+        serial = min(timer(lambda n: op.time(inputs, [out], n, barriers=True))["median_s"] for _ in range(a.rounds))
         parts = []
         from dmlvk.ops.base import _Context
         state = _Context()
@@ -43,7 +44,8 @@ def main():
             best = min(timer(lambda n: dev.time([(k, bufs)], n))["median_s"] for _ in range(a.rounds))
             parts.append(f"{k.shader} {best * 1e6:.1f} us")
         tops = conv_ops(layer) / whole / 1e12
-        print(f"{layer[0]:42s} {'ok' if ok else 'WRONG'} {whole * 1e6:9.1f} us {tops:8.2f} TOPS | " + ", ".join(parts),
+        print(f"{layer[0]:42s} {'ok' if ok else 'WRONG'} {whole * 1e6:9.1f} us {tops:8.2f} TOPS "
+              f"(with barriers {serial * 1e6:.1f} us) | " + ", ".join(parts),
               flush=True)
 
 

@@ -277,17 +277,19 @@ class CompiledOperator:
             host_reads=[bindings[s] for s in self._param_slots if isinstance(bindings[s], Buffer)],
             prepare=lambda: self._refresh_parameters(state, bindings))
 
-    def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10) -> List[float]:
+    def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10, barriers: bool = False) -> List[float]:
         """GPU seconds of each of `repeats` back-to-back executions (timestamps around the
         dispatches; host transfers are not included). Bindings as for execute(); the outputs
-        hold the result afterwards if they are dmlvk.Buffers."""
+        hold the result afterwards if they are dmlvk.Buffers. barriers: record the barriers
+        between dependent dispatches (and executions) that a real sequence of executions has,
+        and count their waits; without them consecutive executions may overlap on the GPU."""
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
         bindings = self._checked_bindings(inputs, outputs)
         state = _Context()
         self._run(state, bindings)                # stages host arrays (and computes the result once)
         slots, _, _ = self._stage(state, bindings)
-        return self.device.time(self._dispatches(slots), repeats)
+        return self.device.time(self._dispatches(slots), repeats, barriers=barriers)
 
 
 def array_layout(x: np.ndarray, name: str) -> TensorDesc:

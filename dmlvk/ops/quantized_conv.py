@@ -272,7 +272,7 @@ class QuantizedLinearConvolutionDesc:
         tiles = self.group_count * (geo["mp"] // geo["bm"]) * -(-geo["pixels"] // 128)
         split = geo["split"] > 1
         kernels = [
-            Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 16,
+            Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 32,
                    slots=(INPUT, FILTER, _PARAMS, _XP), local_size=128),
             Kernel(shader="qconv_pack_filter", spec=spec, push=push, count=self.group_count * geo["mp"] * 256,
                    slots=(INPUT, FILTER, _PARAMS, _WP), local_size=256),
@@ -335,15 +335,20 @@ class QuantizedLinearConvolutionDesc:
         n, _, oh, ow = _as_4d(self.output_sizes(), 1)
         th, tw = DEPTHWISE_TILE
         (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
-        window = ((th - 1) * sh + (kh - 1) * dh + 1) * ((tw - 1) * sw + (kw - 1) * dw + 1)
-        if window + kh * kw > DEPTHWISE_TILE_MAX:
+        n_in, c_in, h_in, w_in = _as_4d(self.input_tensor.effective_strides, 0)
+        # Word-aligned input rows are read a word at a time, from up to 3 columns early.
+        word_rows = w_in == 1 and all(s % 4 == 0 for s in (n_in, c_in, h_in))
+        row = (tw - 1) * sw + (kw - 1) * dw + 1
+        row = (row + 6) & ~3 if word_rows else row
+        tile = ((th - 1) * sh + (kh - 1) * dh + 1) * row + kh * kw
+        if tile > DEPTHWISE_TILE_MAX:
             return None
         spec, push = self._spec_push()
         strides = _as_4d(self.output_tensor.effective_strides, 0)
         whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         tiles = n * m * -(-oh // th) * -(-ow // tw)
-        return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words), window + kh * kw), push=push,
-                      count=tiles * 256, slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=256)
+        return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words), tile, int(word_rows)),
+                      push=push, count=tiles * 256, slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=256)
 
     def _packed_output(self) -> bool:
         """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""

@@ -95,11 +95,21 @@ class Program:
     def run(self) -> None:
         self.device._submit(self._seq)
 
-    def op_seconds(self) -> List[float]:
-        """GPU seconds of each dispatch of the last run (a program recorded with timestamps)."""
+    def op_seconds(self, with_barriers: bool = False) -> List[float]:
+        """GPU seconds of each dispatch of the last run (a program recorded with timestamps);
+        with_barriers: each dispatch's time includes the wait at the barriers recorded before it."""
         ticks = np.array(self._seq.get_timestamps(), dtype=np.float64)
         per_op = np.diff(ticks) * self.device.info.timestamp_period * 1e-9
-        return list(per_op[self._timed[:len(per_op)]])
+        timed = self._timed[:len(per_op)]
+        if not with_barriers:
+            return list(per_op[timed])
+        out, pending = [], 0.0
+        for seconds, is_dispatch in zip(per_op, timed):
+            pending += seconds
+            if is_dispatch:
+                out.append(pending)
+                pending = 0.0
+        return out
 
 
 @dataclass

@@ -335,13 +335,14 @@ class Device:
         self._made(len(out))
         return out
 
-    def time(self, dispatches, repeats: int) -> List[float]:
+    def time(self, dispatches, repeats: int, barriers: bool = False) -> List[float]:
         """GPU seconds of each of `repeats` back-to-back runs of the dispatches, a list of
-        (Kernel, Buffers bound to the kernel's bindings), with no barriers between runs."""
+        (Kernel, Buffers bound to the kernel's bindings): with no barriers between runs, or with
+        the barriers a real sequence of executions has (barriers=True; their waits are counted)."""
         from .commands import Program
-        prog = Program(self, list(dispatches) * repeats, barriers=False, timestamps=True)
+        prog = Program(self, list(dispatches) * repeats, barriers=barriers, timestamps=True)
         prog.run()
-        per_op = prog.op_seconds()
+        per_op = prog.op_seconds(with_barriers=barriers)
         n = len(per_op) // repeats
         return [float(sum(per_op[i * n:(i + 1) * n])) for i in range(repeats)]
 
