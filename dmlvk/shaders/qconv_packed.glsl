@@ -22,9 +22,10 @@ const uint WM = WM_SPEC;
 // 1 when the output is packed NCHW with OH * OW a multiple of 4: whole words are stored.
 layout(constant_id = 8) const uint PACKED_OUT = 0;
 
-// K slices (split-K): above 1 the multiply writes int32 partial tiles, part[split][g][MP][PP]
-// (PP = the pixel count rounded up to 128) followed by the partial window sums,
-// sums[split][g][16][PP] (row 0 used), and qlinear_conv_splitk.comp adds them up.
+// K slices (split-K): above 1 the multiply writes int32 partial tiles, 16 x 16 fragments of 256
+// consecutive ints (row-major), [split][g][MP / 16][PP / 16] (PP = the pixel count rounded up to
+// 128), followed by the partial window sums, one fragment per [split][g][PP / 16] (row 0 used);
+// qlinear_conv_splitk.comp adds them up.
 layout(constant_id = 9) const uint SPLIT = 1;
 
 const uint BK = 64;            // bytes of K per main-loop step (two 32-deep multiplies)
@@ -39,6 +40,13 @@ uint packed_kp() { return (KH * KW * packed_cp() + BK - 1) / BK * BK; }
 uint packed_mp() { return (p.mg + BM - 1) / BM * BM; }
 uint packed_pp() { return (p.out_sizes.x * p.out_sizes.z * p.out_sizes.w + BN - 1) / BN * BN; }
 uint partial_sums_base() { return SPLIT * packed_groups() * packed_mp() * packed_pp(); }
+uint partial_index(uint s, uint g, uint m, uint px) {
+    uint frag = ((s * packed_groups() + g) * (packed_mp() / 16) + m / 16) * (packed_pp() / 16) + px / 16;
+    return frag * 256 + (m % 16) * 16 + px % 16;
+}
+uint partial_sum_index(uint s, uint g, uint px) {
+    return partial_sums_base() + ((s * packed_groups() + g) * (packed_pp() / 16) + px / 16) * 256 + px % 16;
+}
 uint packed_header_words() { return (2 * p.out_sizes.y + 3) & ~3u; }
 // 1 when some output channel has a nonzero cw (the window sums of Xp are needed); the host sets it.
 uint window_sums_needed() { return params[2 + 3 * p.out_sizes.y]; }

@@ -118,17 +118,16 @@ void main() {
 
     if (SPLIT > 1) {
         // The partial tile and (subgroups of the first row) the partial window sums.
-        uint pp = packed_pp();
         [[unroll]] for (uint i = 0; i < WM; ++i) {
-            uint row = (split * G + g) * mp + mt * BM + wm * WM * 16 + i * 16;
+            uint m0 = mt * BM + wm * WM * 16 + i * 16;
             [[unroll]] for (uint j = 0; j < 2; ++j)
-                coopMatStore(acc[i][j], part, row * pp + pt * BN + wn * 32 + j * 16, pp,
+                coopMatStore(acc[i][j], part, partial_index(split, g, m0, pt * BN + wn * 32 + j * 16), 16,
                              gl_CooperativeMatrixLayoutRowMajor);
         }
         if (wsum && wm == 0) {
             [[unroll]] for (uint j = 0; j < 2; ++j)
-                coopMatStore(sums[j], part, partial_sums_base() + (split * G + g) * 16 * pp + pt * BN + wn * 32 + j * 16,
-                             pp, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatStore(sums[j], part, partial_sum_index(split, g, pt * BN + wn * 32 + j * 16), 16,
+                             gl_CooperativeMatrixLayoutRowMajor);
         }
         return;
     }

@@ -19,7 +19,6 @@ void main() {
     uint quads = (P + 3) / 4;
     uint px0 = (item % quads) * 4; item /= quads;
     uint ml = item % p.mg, g = item / p.mg;
-    uint G = packed_groups(), mp = packed_mp(), pp = packed_pp();
     uint M = p.out_sizes.y, m = g * p.mg + ml;
     int corr = int(w_words[m]), cw = int(w_words[M + m]);
     bool wsum = window_sums_needed() != 0;
@@ -28,8 +27,8 @@ void main() {
         uint px = min(px0 + e, P - 1);
         int acc = 0, xsum = 0;
         for (uint s = 0; s < SPLIT; ++s) {
-            acc += int(x_words[((s * G + g) * mp + ml) * pp + px]);
-            if (wsum) xsum += int(x_words[partial_sums_base() + (s * G + g) * 16 * pp + px]);
+            acc += int(x_words[partial_index(s, g, ml, px)]);
+            if (wsum) xsum += int(x_words[partial_sum_index(s, g, px)]);
         }
         v[e] = acc + corr + cw * xsum;
     }
