@@ -1,0 +1,464 @@
+"""Run ONNX models built from dmlvk's operators on any Vulkan device.
+
+    session = dmlvk.onnx.InferenceSession("model.onnx")        # or a ModelProto; device=...
+    (y,) = session.run(None, {"x": frame})
+
+Nodes: QLinearConv, DepthToSpace and SpaceToDepth run on the device (QUANTIZED_LINEAR_CONVOLUTION,
+DEPTH_TO_SPACE1, SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear run on the host with
+ONNX's arithmetic (float32 x / scale, rounded half to even, plus the zero point, saturated;
+(x - zero point) * scale in float32), as ONNX Runtime's CPU kernels do; Identity, Reshape and
+Flatten only re-view data. A model with any other node is refused when it is loaded, with every
+such node's name and op type; nothing is half-run.
+
+Before planning, a per-tensor DequantizeLinear is moved after the layout operators (DepthToSpace,
+SpaceToDepth, Reshape, Flatten, Identity) that consume it, and a per-tensor QuantizeLinear before
+the ones that produce its input: a permutation commutes exactly with an elementwise map. So the
+usual quantized model (QuantizeLinear, quantized operators, DequantizeLinear) becomes one
+stretch of device work. Each stretch runs as one submission: the uploads of its inputs, its
+operators with barriers between dependent ones, the downloads of what the host needs. Its
+intermediate tensors stay on the device, in Buffers made once per input shape; operators are
+created once per input shape and kept."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .enums import DataType, DepthSpaceOrder
+from .ops.base import resolve_device
+from .runtime.commands import Program
+from .runtime.device import Buffer, Device
+
+DEVICE_OPS = {"QLinearConv", "DepthToSpace", "SpaceToDepth"}
+HOST_OPS = {"QuantizeLinear", "DequantizeLinear"}
+VIEW_OPS = {"Identity", "Reshape", "Flatten"}
+LAYOUT_OPS = {"DepthToSpace", "SpaceToDepth"} | VIEW_OPS
+
+
+class UnsupportedModelError(ValueError):
+    """The model has nodes (or forms of them) that dmlvk cannot run."""
+
+
+def _onnx():
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        raise ImportError("dmlvk.onnx needs the onnx package: pip install onnx") from None
+    return onnx, numpy_helper
+
+
+# ---- host arithmetic (ONNX's definitions) -------------------------------------------------------
+
+def _axis_shape(ndim: int, axis: int, n: int) -> tuple:
+    shape = [1] * ndim
+    shape[axis % ndim] = n
+    return tuple(shape)
+
+
+def quantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.ndarray:
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), in float32; the
+    result has the zero point's dtype (uint8 without one). Per-tensor or per-axis."""
+    x = np.asarray(x, np.float32)
+    scale = np.asarray(scale, np.float32)
+    zp = np.zeros((), np.uint8) if zero_point is None else np.asarray(zero_point)
+    if scale.ndim == 1 and scale.size > 1:
+        scale = scale.reshape(_axis_shape(x.ndim, axis, scale.size))
+        zp = zp.reshape(_axis_shape(x.ndim, axis, zp.size)) if zp.size > 1 else zp
+    info = np.iinfo(zp.dtype)
+    with np.errstate(all="ignore"):
+        q = np.rint((x / scale).astype(np.float32)) + zp.astype(np.float32)
+    return np.clip(q, info.min, info.max).astype(zp.dtype)
+
+
+def dequantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.ndarray:
+    """ONNX DequantizeLinear: (x - zero_point) * scale in float32. Per-tensor or per-axis."""
+    x = np.asarray(x)
+    scale = np.asarray(scale, np.float32)
+    zp = np.zeros((), np.int32) if zero_point is None else np.asarray(zero_point)
+    if scale.ndim == 1 and scale.size > 1:
+        scale = scale.reshape(_axis_shape(x.ndim, axis, scale.size))
+        zp = zp.reshape(_axis_shape(x.ndim, axis, zp.size)) if zp.size > 1 else zp
+    return ((x.astype(np.int32) - zp.astype(np.int32)).astype(np.float32) * scale).astype(np.float32)
+
+
+# ---- the graph ----------------------------------------------------------------------------------
+
+@dataclass
+class _Node:
+    op: str
+    name: str
+    inputs: List[str]
+    outputs: List[str]
+    attrs: dict
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """A graph input or output, as onnxruntime's InferenceSession.get_inputs() gives them."""
+    name: str
+    shape: list
+    type: str
+
+
+_ELEM = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)"}
+
+
+def _attrs(onnx, node) -> dict:
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _per_tensor(arr: Optional[np.ndarray]) -> bool:
+    return arr is None or arr.size == 1
+
+
+class InferenceSession:
+    """An ONNX model loaded for dmlvk: model is a path or an onnx.ModelProto; device a dmlvk.Device
+    (None: the default one)."""
+
+    def __init__(self, model, device: Optional[Device] = None):
+        onnx, numpy_helper = _onnx()
+        if isinstance(model, (str, bytes, os.PathLike)):
+            model = onnx.load(os.fspath(model))
+        if not isinstance(model, onnx.ModelProto):
+            raise TypeError(f"model must be a path or an onnx.ModelProto, got {type(model).__name__}")
+        self.device = resolve_device(device)
+        g = model.graph
+        self._consts: Dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+        nodes, bad = [], []
+        for i, n in enumerate(g.node):
+            name = n.name or f"#{i} ({n.op_type})"
+            if n.domain not in ("", "ai.onnx"):
+                bad.append(f"{name}: {n.domain}.{n.op_type}")
+            elif n.op_type == "Constant":
+                a = _attrs(onnx, n)
+                if "value" not in a:
+                    bad.append(f"{name}: Constant without a tensor value")
+                else:
+                    self._consts[n.output[0]] = numpy_helper.to_array(a["value"])
+            elif n.op_type not in DEVICE_OPS | HOST_OPS | VIEW_OPS:
+                bad.append(f"{name}: {n.op_type}")
+            else:
+                nodes.append(_Node(n.op_type, name, list(n.input), list(n.output), _attrs(onnx, n)))
+        for n in nodes:
+            bad += self._check_node(n)
+        if bad:
+            raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(bad))
+        self._nodes = _commute(nodes, self._consts)
+        self._inputs = [NodeArg(v.name, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
+                                _ELEM.get(v.type.tensor_type.elem_type, "tensor(?)"))
+                        for v in g.input if v.name not in self._consts]
+        self._outputs = [NodeArg(v.name, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
+                                 _ELEM.get(v.type.tensor_type.elem_type, "tensor(?)")) for v in g.output]
+        self._plans: Dict[tuple, "_Plan"] = {}
+
+    def _check_node(self, n: _Node) -> List[str]:
+        """Forms of supported ops dmlvk cannot run, as messages (empty when the node is fine)."""
+        why = []
+        if n.op == "QLinearConv":
+            for k in (1, 2, 3, 4, 5, 6, 7) + ((8,) if len(n.inputs) > 8 and n.inputs[8] else ()):
+                if k >= len(n.inputs) or n.inputs[k] not in self._consts:
+                    why.append(f"{n.name}: QLinearConv input {k} must be a constant (initializer)")
+                    break
+            else:
+                w = self._consts[n.inputs[3]]
+                if w.ndim != 4:
+                    why.append(f"{n.name}: QLinearConv with a {w.ndim - 2}-D kernel (2-D only)")
+                if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
+                    why.append(f"{n.name}: QLinearConv auto_pad {n.attrs['auto_pad']!r} (give pads)")
+        elif n.op in ("QuantizeLinear", "DequantizeLinear"):
+            for k in (1, 2):
+                if k < len(n.inputs) and n.inputs[k] and n.inputs[k] not in self._consts:
+                    why.append(f"{n.name}: {n.op} input {k} must be a constant (initializer)")
+        elif n.op == "SpaceToDepth" and n.attrs.get("mode", b"DCR") not in (b"DCR", "DCR"):
+            why.append(f"{n.name}: SpaceToDepth mode {n.attrs['mode']!r}")
+        elif n.op == "Reshape" and (len(n.inputs) < 2 or n.inputs[1] not in self._consts):
+            why.append(f"{n.name}: Reshape needs a constant shape")
+        return why
+
+    def get_inputs(self) -> List[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> List[NodeArg]:
+        return list(self._outputs)
+
+    @property
+    def nodes(self) -> List[str]:
+        """The op types in the order dmlvk runs them (after moving quantization to the edges)."""
+        return [n.op for n in self._nodes]
+
+    def run(self, output_names: Optional[Sequence[str]], input_feed: dict) -> List[np.ndarray]:
+        """The outputs named (all when None) for the inputs in input_feed ({name: array})."""
+        if not isinstance(input_feed, dict):
+            raise TypeError(f"input_feed must be a dict of name: array, got {type(input_feed).__name__}")
+        names = [o.name for o in self._outputs] if output_names is None else list(output_names)
+        known = {o.name for o in self._outputs}
+        for nm in names:
+            if nm not in known:
+                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        feeds = {}
+        for arg in self._inputs:
+            if arg.name not in input_feed:
+                raise ValueError(f"input {arg.name!r} is missing from input_feed")
+            feeds[arg.name] = np.ascontiguousarray(np.asarray(input_feed[arg.name]))
+        extra = set(input_feed) - {a.name for a in self._inputs}
+        if extra:
+            raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
+        key = tuple((k, v.shape, v.dtype.str) for k, v in sorted(feeds.items()))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _Plan(self, feeds)
+        values = plan.run(feeds)
+        return [values[n] for n in names]
+
+
+def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
+    """Move per-tensor DequantizeLinear nodes after the layout ops that consume them, and per-tensor
+    QuantizeLinear nodes before the layout ops that produce their input (exact: a permutation
+    commutes with an elementwise map), where the tensor in between has no other consumer."""
+    nodes = list(nodes)
+
+    def consumers(name):
+        return [n for n in nodes if name in n.inputs]
+
+    def producer(name):
+        return next((n for n in nodes if name in n.outputs), None)
+
+    def per_tensor(q: _Node) -> bool:
+        return all(_per_tensor(consts.get(q.inputs[k])) for k in (1, 2) if k < len(q.inputs) and q.inputs[k])
+
+    changed = True
+    while changed:
+        changed = False
+        for dq in [n for n in nodes if n.op == "DequantizeLinear" and per_tensor(n)]:
+            users = consumers(dq.outputs[0])
+            if len(users) != 1 or users[0].op not in LAYOUT_OPS:
+                continue
+            lay = users[0]
+            # x -> DQ -> t -> layout -> y   becomes   x -> layout -> t' -> DQ -> y
+            x, t, y = dq.inputs[0], dq.outputs[0], lay.outputs[0]
+            lay.inputs[0], lay.outputs[0] = x, t + "__quantized"
+            dq.inputs[0], dq.outputs[0] = t + "__quantized", y
+            i, j = nodes.index(dq), nodes.index(lay)
+            nodes[i], nodes[j] = nodes[j], nodes[i]
+            changed = True
+        for q in [n for n in nodes if n.op == "QuantizeLinear" and per_tensor(n)]:
+            lay = producer(q.inputs[0])
+            if lay is None or lay.op not in LAYOUT_OPS or len(consumers(q.inputs[0])) != 1:
+                continue
+            # x -> layout -> t -> Q -> y   becomes   x -> Q -> t' -> layout -> y
+            x, t, y = lay.inputs[0], lay.outputs[0], q.outputs[0]
+            q.inputs[0], q.outputs[0] = x, t + "__float"
+            lay.inputs[0], lay.outputs[0] = t + "__float", y
+            i, j = nodes.index(lay), nodes.index(q)
+            nodes[i], nodes[j] = nodes[j], nodes[i]
+            changed = True
+    return nodes
+
+
+# ---- planning and running -----------------------------------------------------------------------
+
+@dataclass
+class _Dev:
+    """A tensor on the device: a Buffer, read as a packed array of shape and dtype."""
+    buffer: Buffer
+    shape: tuple
+    dtype: np.dtype
+
+
+def _pads(n: _Node) -> tuple:
+    pads = list(n.attrs.get("pads", [0, 0, 0, 0]))
+    return (pads[0], pads[1]), (pads[2], pads[3])
+
+
+def _conv_output(x_shape, w_shape, n: _Node) -> tuple:
+    (pt, pl), (pb, pr) = _pads(n)
+    s = list(n.attrs.get("strides", [1, 1]))
+    d = list(n.attrs.get("dilations", [1, 1]))
+    oh = (x_shape[2] + pt + pb - ((w_shape[2] - 1) * d[0] + 1)) // s[0] + 1
+    ow = (x_shape[3] + pl + pr - ((w_shape[3] - 1) * d[1] + 1)) // s[1] + 1
+    return (x_shape[0], w_shape[0], oh, ow)
+
+
+class _Plan:
+    """The nodes for one set of input shapes, cut into stretches of host and device work; each
+    device stretch a recorded Program with its Buffers."""
+
+    def __init__(self, session: InferenceSession, feeds: dict):
+        from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
+        from .ops.quantized_conv import prepare_call
+        from .tensor import TensorDesc
+        self.session, self.device = session, session.device
+        dev, consts = self.device, session._consts
+        shapes = {k: (v.shape, v.dtype) for k, v in feeds.items()}
+        shapes.update({k: (v.shape, v.dtype) for k, v in consts.items()})
+        self.steps = []           # ("host", node) or ("device", [(op, inputs, outputs, node)])
+        on_device = set()         # names produced by device work
+        for n in session._nodes:
+            if n.op in HOST_OPS:
+                x_shape, _ = shapes[n.inputs[0]]
+                zp = consts.get(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
+                if n.op == "QuantizeLinear":
+                    shapes[n.outputs[0]] = (x_shape, np.dtype(np.uint8) if zp is None else zp.dtype)
+                else:
+                    shapes[n.outputs[0]] = (x_shape, np.dtype(np.float32))
+                self.steps.append(("host", n))
+                continue
+            if n.op in VIEW_OPS:
+                x_shape, dt = shapes[n.inputs[0]]
+                shapes[n.outputs[0]] = (_view_shape(n, x_shape, consts), dt)
+                if self.steps and self.steps[-1][0] == "device" and n.inputs[0] in on_device:
+                    self.steps[-1][1].append((None, None, n))      # a re-view inside device work
+                    on_device.add(n.outputs[0])
+                else:
+                    self.steps.append(("view", n))
+                continue
+            x_shape, dt = shapes[n.inputs[0]]
+            if n.op == "QLinearConv":
+                if dt not in (np.uint8, np.int8) or len(x_shape) != 4:
+                    raise UnsupportedModelError(f"{n.name}: QLinearConv input of dtype {dt}, shape {x_shape}")
+                c = [consts[k] for k in n.inputs[1:8]]
+                bias = consts[n.inputs[8]] if len(n.inputs) > 8 and n.inputs[8] else None
+                (pt, pl), (pb, pr) = _pads(n)
+                xs, xzp, w, ws, wzp, ys, yzp = c
+                op, host_inputs, _, _ = prepare_call(
+                    np.zeros(x_shape, dt), np.float32(xs.reshape(-1)[0]), xzp.reshape(()).astype(dt),
+                    w, ws.astype(np.float32).reshape(-1) if ws.size > 1 else np.float32(ws.reshape(-1)[0]),
+                    wzp.reshape(-1) if wzp.size > 1 else wzp.reshape(()), None if bias is None else bias.astype(np.int32),
+                    np.float32(ys.reshape(-1)[0]), yzp.reshape(()),
+                    strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
+                    start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)),
+                    output_dtype=None, device=dev)
+                bind = [None] + [None if a is None else dev.upload(a) for a in host_inputs[1:]]
+                out_desc = op.output_descs[0]
+                out_shape, out_dt = tuple(out_desc.sizes), out_desc.data_type.numpy_dtype
+            else:
+                b = int(n.attrs["blocksize"])
+                nn, cc, hh, ww = x_shape
+                if n.op == "DepthToSpace":
+                    out_shape = (nn, cc // (b * b), hh * b, ww * b)
+                    mode = n.attrs.get("mode", b"DCR")
+                    order = DepthSpaceOrder.parse(mode.decode() if isinstance(mode, bytes) else mode)
+                    desc_cls = DepthToSpace1Desc
+                else:
+                    out_shape = (nn, cc * b * b, hh // b, ww // b)
+                    order, desc_cls = DepthSpaceOrder.DEPTH_COLUMN_ROW, SpaceToDepth1Desc
+                dtype = DataType.from_numpy(dt)
+                op = dev.operator(desc_cls(TensorDesc(dtype, x_shape), TensorDesc(dtype, out_shape), b, order))
+                bind, out_dt = [None], dt
+            shapes[n.outputs[0]] = (out_shape, np.dtype(out_dt))
+            on_device.add(n.outputs[0])
+            if not self.steps or self.steps[-1][0] != "device":
+                self.steps.append(("device", []))
+            self.steps[-1][1].append((op, bind, n))
+        self._programs = {}
+
+    def run(self, feeds: dict) -> dict:
+        values: dict = dict(feeds)
+        values.update(self.session._consts)
+        for i, (kind, what) in enumerate(self.steps):
+            if kind == "host":
+                n = what
+                x = self._host(values, n.inputs[0])
+                args = [values[k] if k else None for k in n.inputs[1:]]
+                axis = int(n.attrs.get("axis", 1))
+                fn = quantize_linear if n.op == "QuantizeLinear" else dequantize_linear
+                values[n.outputs[0]] = fn(x, *args, axis=axis)
+            elif kind == "view":
+                n = what
+                v = values[n.inputs[0]]
+                shape = _view_shape(n, v.shape, self.session._consts)
+                values[n.outputs[0]] = _Dev(v.buffer, shape, v.dtype) if isinstance(v, _Dev) else v.reshape(shape)
+            else:
+                self._run_device(i, what, values)
+        return {k: self._host(values, k) for k in [o.name for o in self.session._outputs]}
+
+    def _host(self, values: dict, name: str) -> np.ndarray:
+        v = values[name]
+        if isinstance(v, _Dev):
+            v = values[name] = v.buffer._host[:int(np.prod(v.shape)) * v.dtype.itemsize].view(v.dtype).reshape(v.shape).copy()
+        return v
+
+    def _run_device(self, index: int, calls: list, values: dict) -> None:
+        """One device stretch: its inputs uploaded, its operators run, what later host steps and
+        the graph's outputs need downloaded, in one submission."""
+        made = self._programs.get(index)
+        if made is None:
+            made = self._programs[index] = self._record(index, calls, values)
+        prog, uploads, produced, bound = made
+        for name, buf in uploads:
+            raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
+            buf._host[:raw.size] = raw
+        for call in bound:
+            call.prepare()
+        prog.run()
+        for name, dv in produced.items():
+            dv.buffer.version += 1
+            values[name] = dv
+
+    def _record(self, index: int, calls: list, values: dict):
+        dev = self.device
+        bufs: Dict[str, _Dev] = {}
+        uploads = []
+        bound, dispatches, param_uploads = [], [], []
+        for op, bind, n in calls:
+            src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
+            if op is None:        # a re-view: the same Buffer
+                bufs[n.outputs[0]] = _Dev(src.buffer, _view_shape(n, src.shape, self.session._consts), src.dtype)
+                continue
+            if isinstance(src, _Dev):
+                x = src
+            else:
+                a = np.asarray(src)
+                x = bufs[n.inputs[0]] = _Dev(Buffer(dev, max(a.nbytes, 4)), a.shape, a.dtype)
+                uploads.append((n.inputs[0], x.buffer))
+            od = op.output_descs[0]
+            y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes), tuple(od.sizes), np.dtype(od.data_type.numpy_dtype))
+            call = op.bind([x.buffer] + bind[1:], [y.buffer])
+            bound.append(call)
+            dispatches += call.dispatches
+            param_uploads += call.uploads
+        produced = {n.outputs[0]: bufs[n.outputs[0]] for _, _, n in calls}
+        for name, d in produced.items():
+            values[name] = d
+        later = self._needed_after(index)
+        downloads = list({id(d.buffer): d.buffer for name, d in produced.items() if name in later}.values())
+        prog = Program(dev, dispatches, uploads=[b for _, b in uploads] + param_uploads, downloads=downloads)
+        return prog, uploads, produced, bound
+
+    def _needed_after(self, index: int) -> set:
+        """Names read by host steps after step `index`, and the graph's outputs, following views."""
+        need = {o.name for o in self.session._outputs}
+        alias = {}
+        for kind, what in self.steps[index + 1:]:
+            if kind == "view":
+                alias[what.outputs[0]] = what.inputs[0]
+            elif kind == "host":
+                need.add(what.inputs[0])
+            else:
+                need |= {n.inputs[0] for op, _, n in what if op is not None}
+        out = set()
+        for name in need:
+            while name in alias:
+                out.add(name)
+                name = alias[name]
+            out.add(name)
+        return out
+
+
+def _view_shape(n: _Node, x_shape: tuple, consts: dict) -> tuple:
+    if n.op == "Identity":
+        return tuple(x_shape)
+    if n.op == "Flatten":
+        axis = int(n.attrs.get("axis", 1)) % max(len(x_shape), 1)
+        return (int(np.prod(x_shape[:axis])), int(np.prod(x_shape[axis:])))
+    target = [int(v) for v in consts[n.inputs[1]].reshape(-1)]
+    shape = [x_shape[i] if v == 0 and not n.attrs.get("allowzero", 0) else v for i, v in enumerate(target)]
+    if -1 in shape:
+        known = int(np.prod([v for v in shape if v != -1]))
+        shape[shape.index(-1)] = int(np.prod(x_shape)) // max(known, 1)
+    if int(np.prod(shape)) != int(np.prod(x_shape)):
+        raise UnsupportedModelError(f"{n.name}: Reshape of {tuple(x_shape)} to {tuple(target)}")
+    return tuple(shape)

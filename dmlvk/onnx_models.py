@@ -1,0 +1,142 @@
+"""Small quantized ONNX models of the kinds dmlvk.onnx runs, built the way users build them: a
+float network quantized by onnxruntime's quantize_static (QOperator format, per-channel), or
+quantized nodes written with onnx.helper. The weights are seeded random numbers; nobody here
+chose the quantized values (onnxruntime's quantizer computes the scales and zero points from
+the calibration frames). tools/make_models.py writes them as .onnx files."""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Iterable, Optional
+
+import numpy as np
+
+IR_VERSION = 8          # what onnxruntime's quantizer loads
+OPSET = 13
+
+
+def _helpers():
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    return onnx, helper, numpy_helper, TensorProto
+
+
+def espcn(scale: int = 2, c1: int = 64, c2: int = 32, seed: int = 0):
+    """An ESPCN-style super-resolution network in float32 (one luma channel): Conv 5x5 1->c1,
+    Relu, Conv 3x3 c1->c2, Relu, Conv 3x3 c2->scale^2, DepthToSpace(scale, CRD) (what
+    torch.nn.PixelShuffle exports to)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+
+    def he(shape):
+        fan_in = int(np.prod(shape[1:]))
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+    r2 = scale * scale
+    weights = {"w1": he((c1, 1, 5, 5)), "b1": (rng.standard_normal(c1) * 0.05).astype(np.float32),
+               "w2": he((c2, c1, 3, 3)), "b2": (rng.standard_normal(c2) * 0.05).astype(np.float32),
+               "w3": he((r2, c2, 3, 3)) * 0.5, "b3": (rng.standard_normal(r2) * 0.05).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[2, 2, 2, 2], name="conv1"),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1], name="conv3"),
+             helper.make_node("DepthToSpace", ["c3"], ["y"], blocksize=scale, mode="CRD", name="shuffle")]
+    graph = helper.make_graph(nodes, f"espcn_x{scale}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1) -> list:
+    """Smooth image-like luma frames in [0, 1] with some noise (NCHW float32, batch 1)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    frames = []
+    for i in range(count):
+        f = 0.5 + 0.4 * np.sin(xx / (2.0 + i % 3) + i) * np.cos(yy / (3.0 + i % 2)) + 0.05 * rng.standard_normal((h, w))
+        frames.append(np.clip(f, 0, 1).astype(np.float32)[None, None])
+    return frames
+
+
+def quantize(model, frames: Iterable[np.ndarray], input_name: str = "x", per_channel: bool = True,
+             reduce_range: bool = True):
+    """model quantized by onnxruntime.quantization.quantize_static in QOperator format (uint8
+    activations, int8 weights; reduce_range: 7-bit weights, which onnxruntime's own u8 x s8 CPU
+    kernel computes exactly on CPUs without VNNI)."""
+    onnx, _, _, _ = _helpers()
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{input_name: f} for f in frames])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    with tempfile.TemporaryDirectory(prefix="dmlvk-quant-") as tmp:
+        src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "quant.onnx")
+        onnx.save(model, src)
+        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QOperator, per_channel=per_channel,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, reduce_range=reduce_range)
+        return onnx.load(dst)
+
+
+def qconv_depth_to_space_chain(c: int = 8, m: int = 12, block: int = 2, seed: int = 0):
+    """QLinearConv 3x3 (uint8 input, int8 per-channel filter, bias) then DepthToSpace (CRD) on the
+    uint8 result, written with onnx.helper: a quantized sub-pixel block, uint8 in and out."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    consts = {"xs": np.float32(0.02), "xzp": np.uint8(118), "w": rng.integers(-60, 60, (m, c, 3, 3)).astype(np.int8),
+              "ws": rng.uniform(0.002, 0.01, m).astype(np.float32), "wzp": np.zeros(m, np.int8),
+              "ys": np.float32(0.05), "yzp": np.uint8(100), "b": rng.integers(-2000, 2000, m).astype(np.int32)}
+    nodes = [helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"], ["q"],
+                              pads=[1, 1, 1, 1], name="qconv"),
+             helper.make_node("DepthToSpace", ["q"], ["y"], blocksize=block, mode="CRD", name="d2s")]
+    graph = helper.make_graph(nodes, "qconv_d2s", [helper.make_tensor_value_info("x", TensorProto.UINT8, ["n", c, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, ["n", m // (block * block), "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def space_to_depth_stem(c: int = 3, m: int = 16, block: int = 2, seed: int = 0):
+    """A detection-network stem: float image, QuantizeLinear, SpaceToDepth, QLinearConv 3x3
+    stride 1 (int8 per-channel filter), DequantizeLinear."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    cb = c * block * block
+    consts = {"s": np.float32(1 / 255), "zp": np.uint8(0), "w": rng.integers(-63, 64, (m, cb, 3, 3)).astype(np.int8),
+              "ws": rng.uniform(0.001, 0.004, m).astype(np.float32), "wzp": np.zeros(m, np.int8),
+              "ys": np.float32(0.03), "yzp": np.uint8(128)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="quant"),
+             helper.make_node("SpaceToDepth", ["xq"], ["xs2d"], blocksize=block, name="s2d"),
+             helper.make_node("QLinearConv", ["xs2d", "s", "zp", "w", "ws", "wzp", "ys", "yzp"], ["yq"],
+                              pads=[1, 1, 1, 1], name="stem"),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yzp"], ["y"], name="dequant")]
+    graph = helper.make_graph(nodes, "s2d_stem", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", m, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def torch_espcn(scale: int = 2, seed: int = 0) -> Optional[object]:
+    """The ESPCN network written in PyTorch (Conv+ReLU x2, Conv, PixelShuffle) and exported with
+    torch.onnx.export, in float32; None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    onnx, _, _, _ = _helpers()
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 64, 5, padding=2), torch.nn.ReLU(),
+                              torch.nn.Conv2d(64, 32, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(32, scale * scale, 3, padding=1), torch.nn.PixelShuffle(scale)).eval()
+    with tempfile.TemporaryDirectory(prefix="dmlvk-export-") as tmp:
+        path = os.path.join(tmp, "espcn.onnx")
+        torch.onnx.export(net, torch.zeros(1, 1, 24, 32), path, input_names=["x"], output_names=["y"],
+                          opset_version=OPSET, dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "H", 3: "W"}},
+                          dynamo=False)
+        model = onnx.load(path)
+    model.ir_version = IR_VERSION
+    return model
