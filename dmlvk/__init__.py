@@ -11,6 +11,7 @@ from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
 from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
+from . import onnx       # dmlvk.onnx.InferenceSession (imports the onnx package only when used)
 
 __version__ = "0.1.0"
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
+    "onnx",
 ]

@@ -73,7 +73,8 @@ def cmd_demo(args) -> int:
 
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
 _DELEGATED = {"report": ("dmlvk.report", "portability report against DirectML on each Vulkan device"),
-              "bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers")}
+              "bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers"),
+              "run": ("dmlvk.onnx", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device")}
 
 
 def _prog() -> str:

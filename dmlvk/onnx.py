@@ -104,6 +104,8 @@ class NodeArg:
 
 
 _ELEM = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)"}
+_NUMPY = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
+          "tensor(int32)": np.int32, "tensor(int64)": np.int64}
 
 
 def _attrs(onnx, node) -> dict:
@@ -202,7 +204,11 @@ class InferenceSession:
         for arg in self._inputs:
             if arg.name not in input_feed:
                 raise ValueError(f"input {arg.name!r} is missing from input_feed")
-            feeds[arg.name] = np.ascontiguousarray(np.asarray(input_feed[arg.name]))
+            a = np.ascontiguousarray(np.asarray(input_feed[arg.name]))
+            want = _NUMPY.get(arg.type)
+            if want is not None and a.dtype != want:
+                raise TypeError(f"input {arg.name!r} must be {np.dtype(want)} ({arg.type}), got {a.dtype}")
+            feeds[arg.name] = a
         extra = set(input_feed) - {a.name for a in self._inputs}
         if extra:
             raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
@@ -412,7 +418,7 @@ class _Plan:
                 x = src
             else:
                 a = np.asarray(src)
-                x = bufs[n.inputs[0]] = _Dev(Buffer(dev, max(a.nbytes, 4)), a.shape, a.dtype)
+                x = bufs[n.inputs[0]] = _Dev(Buffer(dev, max(-(-a.nbytes // 4) * 4, 4)), a.shape, a.dtype)
                 uploads.append((n.inputs[0], x.buffer))
             od = op.output_descs[0]
             y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes), tuple(od.sizes), np.dtype(od.data_type.numpy_dtype))
@@ -462,3 +468,54 @@ def _view_shape(n: _Node, x_shape: tuple, consts: dict) -> tuple:
     if int(np.prod(shape)) != int(np.prod(x_shape)):
         raise UnsupportedModelError(f"{n.name}: Reshape of {tuple(x_shape)} to {tuple(target)}")
     return tuple(shape)
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """dmlvk run MODEL.onnx --input NAME=FILE.npy ...: run a model, write its outputs as .npy."""
+    import argparse
+    import sys
+    import time
+    from .__main__ import _prog
+    from .runtime.device import Device as _Device
+    ap = argparse.ArgumentParser(prog=f"{_prog()} run", description="Run an ONNX model with dmlvk's operators "
+                                 "and write each output as OUT_DIR/NAME.npy.")
+    ap.add_argument("model", help="the .onnx file")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input (repeat per input)")
+    ap.add_argument("--out-dir", default=".", help="where the outputs go (default: the current folder)")
+    ap.add_argument("--batch-size", type=int, default=1, help="frames per run along axis 0 (default 1)")
+    ap.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
+    a = ap.parse_args(argv)
+    if a.batch_size < 1:
+        ap.error("--batch-size must be at least 1")
+    feeds = {}
+    for item in a.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            ap.error(f"--input takes NAME=FILE.npy, got {item!r}")
+        feeds[name] = np.load(path, allow_pickle=False)
+    session = InferenceSession(a.model, device=_Device(a.device) if a.device is not None else None)
+    missing = [i.name for i in session.get_inputs() if i.name not in feeds]
+    if missing:
+        ap.error(f"the model's inputs {missing} need --input NAME=FILE.npy")
+    frames = {len(v) if v.ndim else 1 for v in feeds.values()}
+    if len(frames) != 1 or any(v.ndim == 0 for v in feeds.values()):
+        ap.error("every input needs the same number of frames along axis 0")
+    total = frames.pop()
+    batches = -(-total // a.batch_size)
+    results = {o.name: [] for o in session.get_outputs()}
+    for b in range(batches):
+        part = {k: v[b * a.batch_size:(b + 1) * a.batch_size] for k, v in feeds.items()}
+        t0 = time.perf_counter()
+        outs = session.run(None, part)
+        ms = (time.perf_counter() - t0) * 1e3
+        for o, y in zip(session.get_outputs(), outs):
+            results[o.name].append(y)
+        print(f"batch {b + 1}/{batches}: {len(next(iter(part.values())))} frames, {ms:.1f} ms", file=sys.stderr)
+    os.makedirs(a.out_dir, exist_ok=True)
+    for name, parts in results.items():
+        path = os.path.join(a.out_dir, f"{name.replace('/', '_')}.npy")
+        np.save(path, np.concatenate(parts))
+        print(path)
+    return 0

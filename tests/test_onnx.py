@@ -1,0 +1,225 @@
+"""dmlvk.onnx: quantized ONNX models (built the way users build them) run on the device, bit for bit
+against onnxruntime and against a node-by-node evaluation with dmlvk.reference."""
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dmlvk
+from dmlvk import onnx_models as models
+from dmlvk import reference
+from dmlvk.onnx import InferenceSession, UnsupportedModelError, dequantize_linear, quantize_linear
+
+
+def run_ort(model, feeds):
+    s = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def reference_run(model, feeds):
+    """The model evaluated node by node with dmlvk.reference (and the Q/DQ formulas)."""
+    vals = dict(feeds)
+    vals.update({i.name: numpy_helper.to_array(i) for i in model.graph.initializer})
+    for n in model.graph.node:
+        a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+        ins = [vals[k] if k else None for k in n.input]
+        if n.op_type == "QuantizeLinear":
+            out = quantize_linear(*ins, axis=a.get("axis", 1))
+        elif n.op_type == "DequantizeLinear":
+            out = dequantize_linear(*ins, axis=a.get("axis", 1))
+        elif n.op_type in ("DepthToSpace", "SpaceToDepth"):
+            mode = a.get("mode", b"DCR")
+            fn = reference.depth_to_space if n.op_type == "DepthToSpace" else reference.space_to_depth
+            out = fn(ins[0], a["blocksize"], mode.decode() if isinstance(mode, bytes) else mode)
+        elif n.op_type == "QLinearConv":
+            x, xs, xzp, w, ws, wzp, ys, yzp = ins[:8]
+            bias = ins[8] if len(ins) > 8 else None
+            pads = a.get("pads", [0, 0, 0, 0])
+            out = reference.quantized_linear_convolution(
+                x, np.float32(xs), xzp, w, ws.reshape(-1), wzp.reshape(-1), bias, np.float32(ys), yzp, yzp.dtype,
+                strides=tuple(a.get("strides", (1, 1))), dilations=tuple(a.get("dilations", (1, 1))),
+                start_padding=(pads[0], pads[1]), end_padding=(pads[2], pads[3]), group_count=a.get("group", 1))
+        elif n.op_type in ("Identity", "Flatten", "Reshape"):
+            out = run_ort(_one_node(n, ins, vals), {n.input[0]: ins[0]})[0]
+        else:
+            raise AssertionError(n.op_type)
+        vals[n.output[0]] = out
+    return [vals[o.name] for o in model.graph.output]
+
+
+def _one_node(n, ins, vals):
+    consts = [numpy_helper.from_array(np.asarray(vals[k]), k) for k in n.input[1:] if k]
+    g = helper.make_graph([n], "one", [helper.make_tensor_value_info(n.input[0], helper.np_dtype_to_tensor_dtype(ins[0].dtype), None)],
+                          [helper.make_tensor_value_info(n.output[0], helper.np_dtype_to_tensor_dtype(ins[0].dtype), None)], consts)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def espcn_models():
+    return {s: models.quantize(models.espcn(s), models.calibration_frames()) for s in (2, 3, 4)}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_quantize_and_dequantize_match_onnxruntime(rng, dtype, per_axis):
+    x = (rng.standard_normal((2, 3, 5, 7)) * 3).astype(np.float32)
+    scale = np.float32(0.05)
+    x.reshape(-1)[:40] = (np.arange(40, dtype=np.float32) - 20.5) * scale       # ties: half to even
+    x.reshape(-1)[40:44] = [1e6, -1e6, np.float32(127.5) * scale, np.float32(-128.5) * scale]
+    if per_axis:
+        scale = rng.uniform(0.01, 0.1, 3).astype(np.float32)
+        zp = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 3).astype(dtype)
+    else:
+        zp = np.asarray(rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max), dtype)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], axis=1)]
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("q", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), x.shape),
+                           helper.make_tensor_value_info("d", TensorProto.FLOAT, x.shape)],
+                          [numpy_helper.from_array(np.asarray(scale), "s"), numpy_helper.from_array(np.asarray(zp), "z")])
+    q_ort, d_ort = run_ort(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), {"x": x})
+    q = quantize_linear(x, scale, zp, axis=1)
+    assert q.dtype == np.dtype(dtype) and np.array_equal(q, q_ort)
+    assert np.array_equal(dequantize_linear(q, scale, zp, axis=1), d_ort)
+
+
+@pytest.mark.parametrize("scale", [2, 3, 4])
+def test_quantized_espcn_matches_onnxruntime(device, espcn_models, scale):
+    # quantize_static leaves DepthToSpace in float after DequantizeLinear; dmlvk moves the
+    # per-tensor DequantizeLinear after it (exact), so the device runs QLinearConv x3 and
+    # DepthToSpace on uint8 in one stretch.
+    model = espcn_models[scale]
+    assert [n.op_type for n in model.graph.node] == ["QuantizeLinear"] + ["QLinearConv"] * 3 + [
+        "DequantizeLinear", "DepthToSpace"]
+    session = InferenceSession(model, device=device)
+    assert session.nodes == ["QuantizeLinear"] + ["QLinearConv"] * 3 + ["DepthToSpace", "DequantizeLinear"]
+    for n, h, w in ((1, 20, 28), (2, 17, 9)):
+        x = np.concatenate(models.calibration_frames(n, h, w, seed=scale))
+        got, = session.run(None, {"x": x})
+        want, = run_ort(model, {"x": x})
+        assert got.shape == (n, 1, h * scale, w * scale) and got.dtype == np.float32
+        assert np.array_equal(got, want)
+        assert np.array_equal(got, reference_run(model, {"x": x})[0])
+    plan = next(iter(session._plans.values()))
+    assert [kind for kind, _ in plan.steps] == ["host", "device", "host"]     # one submission
+
+
+def test_qconv_depth_to_space_chain(device, rng):
+    model = models.qconv_depth_to_space_chain()
+    session = InferenceSession(model, device=device)
+    x = rng.integers(0, 256, (2, 8, 9, 11), dtype=np.uint8)
+    got, = session.run(["y"], {"x": x})
+    assert got.dtype == np.uint8 and np.array_equal(got, run_ort(model, {"x": x})[0])
+    assert np.array_equal(got, reference_run(model, {"x": x})[0])
+    got2, = session.run(None, {"x": x[:1]})              # another shape: another plan
+    assert np.array_equal(got2, got[:1])
+
+
+def test_space_to_depth_stem(device, rng):
+    model = models.space_to_depth_stem()
+    session = InferenceSession(model, device=device)
+    assert session.nodes == ["QuantizeLinear", "SpaceToDepth", "QLinearConv", "DequantizeLinear"]
+    x = rng.random((2, 3, 16, 20), dtype=np.float32)
+    got, = session.run(None, {"x": x})
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
+    assert np.array_equal(got, reference_run(model, {"x": x})[0])
+
+
+def test_quantize_moves_before_a_float_space_to_depth(device, rng):
+    # float x -> SpaceToDepth -> QuantizeLinear -> QLinearConv: the Q moves first (exact), so the
+    # layout op runs on uint8 next to the convolution.
+    stem = models.space_to_depth_stem()
+    nodes = list(stem.graph.node)
+    q, s2d = nodes[0], nodes[1]
+    s2d_f = helper.make_node("SpaceToDepth", ["x"], ["xf"], blocksize=2, name="s2d_float")
+    q_f = helper.make_node("QuantizeLinear", ["xf", "s", "zp"], ["xs2d"], name="quant_after")
+    g = helper.make_graph([s2d_f, q_f] + nodes[2:], "s2d_float", list(stem.graph.input), list(stem.graph.output),
+                          list(stem.graph.initializer))
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    session = InferenceSession(model, device=device)
+    assert session.nodes == ["QuantizeLinear", "SpaceToDepth", "QLinearConv", "DequantizeLinear"]
+    x = rng.random((1, 3, 8, 12), dtype=np.float32)
+    assert np.array_equal(session.run(None, {"x": x})[0], run_ort(model, {"x": x})[0])
+
+
+def test_views_inside_device_work(device, rng):
+    # QLinearConv -> Reshape (a re-view on the device) -> DepthToSpace -> Flatten -> output.
+    chain = models.qconv_depth_to_space_chain(c=8, m=12)
+    conv, d2s = chain.graph.node
+    d2s_in = helper.make_node("DepthToSpace", ["r"], ["d"], blocksize=2, mode="CRD", name="d2s")
+    nodes = [conv, helper.make_node("Reshape", ["q", "shape"], ["r"], name="reshape"), d2s_in,
+             helper.make_node("Flatten", ["d"], ["y"], axis=1, name="flatten")]
+    inits = list(chain.graph.initializer) + [numpy_helper.from_array(np.array([0, 12, -1, 11], np.int64), "shape")]
+    g = helper.make_graph(nodes, "views", list(chain.graph.input),
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    session = InferenceSession(model, device=device)
+    x = rng.integers(0, 256, (2, 8, 9, 11), dtype=np.uint8)
+    got, = session.run(None, {"x": x})
+    assert got.shape == (2, 3 * 18 * 22) and np.array_equal(got, run_ort(model, {"x": x})[0])
+    plan = next(iter(session._plans.values()))
+    assert [kind for kind, _ in plan.steps] == ["device"]                  # views ride along
+
+
+def test_unsupported_models_are_refused_at_load(device):
+    chain = models.qconv_depth_to_space_chain()
+    extra = [helper.make_node("Add", ["y", "y"], ["z"], name="adder"), helper.make_node("Softmax", ["z"], ["s"])]
+    g = helper.make_graph(list(chain.graph.node) + extra, "bad", list(chain.graph.input),
+                          [helper.make_tensor_value_info("s", TensorProto.UINT8, None)], list(chain.graph.initializer))
+    with pytest.raises(UnsupportedModelError, match=r"adder: Add; #3 \(Softmax\): Softmax"):
+        InferenceSession(helper.make_model(g, ir_version=8), device=device)
+    # A filter that is a graph input cannot be prepared ahead.
+    nodes = list(chain.graph.node)
+    g = helper.make_graph(nodes, "w_input", list(chain.graph.input) + [helper.make_tensor_value_info("w", TensorProto.INT8, None)],
+                          list(chain.graph.output), [i for i in chain.graph.initializer if i.name != "w"])
+    with pytest.raises(UnsupportedModelError, match="qconv: QLinearConv input 3 must be a constant"):
+        InferenceSession(helper.make_model(g, ir_version=8), device=device)
+    with pytest.raises(TypeError):
+        InferenceSession(42, device=device)
+
+
+def test_run_argument_errors(device, rng):
+    session = InferenceSession(models.qconv_depth_to_space_chain(), device=device)
+    x = rng.integers(0, 256, (1, 8, 5, 5), dtype=np.uint8)
+    with pytest.raises(ValueError, match="missing"):
+        session.run(None, {})
+    with pytest.raises(ValueError, match="no graph input"):
+        session.run(None, {"x": x, "other": x})
+    with pytest.raises(ValueError, match="no graph output"):
+        session.run(["nope"], {"x": x})
+    with pytest.raises(TypeError):
+        session.run(None, [x])
+    with pytest.raises(TypeError, match="uint8"):
+        session.run(None, {"x": x.astype(np.float32)})
+    assert [i.name for i in session.get_inputs()] == ["x"] and session.get_outputs()[0].type == "tensor(uint8)"
+
+
+def test_command_line_run(tmp_path, rng):
+    model = models.qconv_depth_to_space_chain()
+    onnx.save(model, tmp_path / "m.onnx")
+    x = rng.integers(0, 256, (3, 8, 6, 7), dtype=np.uint8)
+    np.save(tmp_path / "x.npy", x)
+    r = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx"), "--input", f"x={tmp_path / 'x.npy'}",
+                        "--out-dir", str(tmp_path / "out"), "--batch-size", "2"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "batch 1/2" in r.stderr and "batch 2/2" in r.stderr
+    assert np.array_equal(np.load(tmp_path / "out" / "y.npy"), run_ort(model, {"x": x})[0])
+    bad = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx")], capture_output=True,
+                         text=True, timeout=300)
+    assert bad.returncode == 2 and "need --input" in bad.stderr
+
+
+def test_torch_exported_espcn(device):
+    # torch.nn.PixelShuffle exported by torch.onnx.export, then quantize_static (runs where torch is).
+    torch_model = models.torch_espcn(2)
+    if torch_model is None:
+        pytest.skip("torch is not installed here (the GPU machine runs this test)")
+    model = models.quantize(torch_model, models.calibration_frames())
+    session = InferenceSession(model, device=device)
+    x = np.concatenate(models.calibration_frames(2, 24, 40, seed=5))
+    got, = session.run(None, {"x": x})
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
