@@ -447,6 +447,16 @@ def runtime_only_markdown(result: dict) -> str:
 
 def write_outputs(result: dict, out_dir: Path) -> List[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
+    if "models" in result:
+        from .bench_models import markdown as models_markdown
+        dev = result["device"]
+        stem = f"models-{slug(dev['name'])}"
+        js, md = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+        js.write_text(json.dumps(result, indent=1))
+        md.write_text("\n".join([f"# dmlvk model benchmark: {dev['name']}", "",
+                                 f"{result['date']}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
+                                 f"{result['host']['cpus']} CPUs.", ""] + models_markdown(result)))
+        return [js, md]
     runtime_only = "depth_space" not in result
     kind = "runtime" if runtime_only else "conv" if not result["depth_space"] else "bench"
     stem = f"{kind}-{slug(result['device']['name'])}"
@@ -473,6 +483,25 @@ def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
     }
     if peers:
         add_torch_roundtrip(result)
+    return result
+
+
+def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool) -> dict:
+    """Only the quantized model's frames per second (dmlvk/bench_models.py)."""
+    from . import bench_models
+    info = device.info
+    timer = Timer(device, 10, warm_s)
+    shapes = [(135, 240), (270, 480)] if cpu else bench_models.SHAPES
+    result = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
+                   "api_version": info.api_version, "index": device.index},
+        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        "models": bench_models.measure_models(timer, shapes=shapes, batches=[1] if cpu else bench_models.BATCHES),
+        "peers_skipped": [],
+    }
+    if peers and not cpu:
+        bench_models.add_torch(result, run_peer)
     return result
 
 
@@ -559,9 +588,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
-    ap.add_argument("--only", choices=["runtime", "conv"], help="measure only the runtime's per-call costs "
-                    "(writes runtime-DEVICE.json and .md), or only the convolution layers and their peers "
-                    "(conv-DEVICE.json, .md and chart)")
+    ap.add_argument("--only", choices=["runtime", "conv", "models"], help="measure only the runtime's per-call "
+                    "costs (writes runtime-DEVICE.json and .md), only the convolution layers and their peers "
+                    "(conv-DEVICE.json, .md and chart), or only the quantized super-resolution model's frames "
+                    "per second (models-DEVICE.json and .md)")
     a = ap.parse_args(argv)
     if a.rerender:
         for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
@@ -581,6 +611,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     warm = a.warm if a.warm is not None else (0.0 if cpu else 0.5)
     if a.only == "runtime":
         for p in write_outputs(run_runtime_only(device, not a.no_peers, warm), Path(a.out)):
+            print(p)
+        return 0
+    if a.only == "models":
+        for p in write_outputs(run_models_only(device, not a.no_peers, warm, cpu), Path(a.out)):
             print(p)
         return 0
     if a.only == "conv":

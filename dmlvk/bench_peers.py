@@ -97,8 +97,21 @@ def torch_peer(spec: dict) -> dict:
             row["int8 GEMM (torch._int_mm)"] = cuda_time(lambda: torch._int_mm(a, bm))
         conv.append(row)
         torch.cuda.empty_cache()
+    espcn = []
+    for e in spec.get("espcn", []):
+        # the same network as dmlvk.onnx_models.espcn, float16, channels_last, cuDNN
+        r = e["scale"]
+        net = torch.nn.Sequential(torch.nn.Conv2d(1, 64, 5, padding=2), torch.nn.ReLU(),
+                                  torch.nn.Conv2d(64, 32, 3, padding=1), torch.nn.ReLU(),
+                                  torch.nn.Conv2d(32, r * r, 3, padding=1), torch.nn.PixelShuffle(r))
+        net = net.to(dev).half().to(memory_format=torch.channels_last).eval()
+        x = torch.rand((e["n"], 1, e["h"], e["w"]), device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        with torch.inference_mode():
+            espcn.append(cuda_time(lambda: net(x)))
+        del net, x
+        torch.cuda.empty_cache()
     out = {"peer": "torch " + torch.__version__, "device": torch.cuda.get_device_name(),
-           "depth_space": ds, "conv": conv}
+           "depth_space": ds, "conv": conv, "espcn": espcn}
     if spec.get("roundtrip"):
         # dmlvk's runtime benchmark protocol: best of 7 rounds of the median per call
         x = torch.zeros(16, device=dev)

@@ -393,7 +393,7 @@ class _Plan:
         made = self._programs.get(index)
         if made is None:
             made = self._programs[index] = self._record(index, calls, values)
-        prog, uploads, produced, bound = made
+        prog, uploads, produced, bound, _ = made
         for name, buf in uploads:
             raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
             buf._host[:raw.size] = raw
@@ -432,7 +432,7 @@ class _Plan:
         later = self._needed_after(index)
         downloads = list({id(d.buffer): d.buffer for name, d in produced.items() if name in later}.values())
         prog = Program(dev, dispatches, uploads=[b for _, b in uploads] + param_uploads, downloads=downloads)
-        return prog, uploads, produced, bound
+        return prog, uploads, produced, bound, dispatches
 
     def _needed_after(self, index: int) -> set:
         """Names read by host steps after step `index`, and the graph's outputs, following views."""

@@ -1,0 +1,96 @@
+"""Frames per second of a quantized ESPCN-style super-resolution model (dmlvk.onnx_models:
+Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace 2, quantized by onnxruntime's
+quantize_static) run by dmlvk.onnx, next to onnxruntime on the CPU and the float16 PyTorch
+network on CUDA, in the same run. `python -m dmlvk bench --only models` writes
+benchmarks/models-DEVICE.json and .md.
+
+Three dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch,
+its barriers counted: the input already quantized on the device, the output left there, as the
+PyTorch figure has its input and output on the GPU), the stretch as one submission with its
+upload and download (wall clock), and session.run end to end (float frames in and out, the
+host's QuantizeLinear and DequantizeLinear included). Every output element of the batch-1
+cases is compared with onnxruntime's."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import onnx_models as models
+from .onnx import InferenceSession
+
+SHAPES = [(540, 960), (1080, 1920)]
+BATCHES = [1, 8]
+
+
+def _wall(fn, repeats: int) -> float:
+    fn()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> dict:
+    import onnxruntime as ort
+    device = timer.device
+    model = models.quantize(models.espcn(2), models.calibration_frames())
+    session = InferenceSession(model, device=device)
+    ort_session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rows = []
+    for h, w in shapes:
+        for n in batches:
+            x = np.concatenate(models.calibration_frames(n, h, w, seed=3))
+            y = session.run(None, {"x": x})[0]
+            row = {"input": [n, 1, h, w], "output": list(y.shape), "frames": n}
+            plan = session._plans[(("x", x.shape, x.dtype.str),)]
+            index = next(i for i, (kind, _) in enumerate(plan.steps) if kind == "device")
+            prog, _, _, _, dispatches = plan._programs[index]
+            t = timer(lambda k: device.time(dispatches, k, barriers=True))
+            row["device_s"] = t["median_s"]
+            row["stretch_s"] = _wall(prog.run, 10)
+            row["end_to_end_s"] = _wall(lambda: session.run(None, {"x": x}), 5)
+            if n in ort_batches:
+                want = ort_session.run(None, {"x": x})[0]
+                row["elements_compared"] = int(want.size)
+                row["elements_differing"] = int(np.count_nonzero(want != y))
+                row["onnxruntime_cpu_s"] = _wall(lambda: ort_session.run(None, {"x": x}), 3)
+            rows.append(row)
+    return {"model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
+                     "QOperator per-channel, u8 activations, 7-bit s8 weights",
+            "nodes": session.nodes, "rows": rows}
+
+
+def add_torch(result: dict, run_peer) -> None:
+    spec = [{"scale": 2, "n": r["input"][0], "h": r["input"][2], "w": r["input"][3]} for r in result["models"]["rows"]]
+    res = run_peer("torch", {"espcn": spec})
+    if "skipped" in res:
+        result["peers_skipped"].append(res["skipped"])
+        return
+    for r, s in zip(result["models"]["rows"], res["espcn"]):
+        r["torch_fp16_cuda_s"] = s
+    result["models"]["torch"] = res.get("peer")
+
+
+def markdown(result: dict) -> list:
+    m = result["models"]
+    fps = lambda r, k: f"{r['frames'] / r[k]:.1f}" if r.get(k) else ""
+    out = ["## Quantized super-resolution model, frames per second", "",
+           f"{m['model']}; nodes as run: {', '.join(m['nodes'])}.", "",
+           "dmlvk device: GPU timestamps of the device work (input quantized and output left on the device, as "
+           "PyTorch's are on the GPU); + transfers: the same as one submission with the uint8 upload and download "
+           "(wall); end to end: session.run with float frames in and out (host Q/DQ). onnxruntime: CPU, "
+           "end to end.", "",
+           "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | PyTorch fp16 CUDA | "
+           "dmlvk device / PyTorch | onnxruntime CPU | outputs equal to onnxruntime's |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in m["rows"]:
+        ratio = f"{r['torch_fp16_cuda_s'] / r['device_s']:.2f}" if r.get("torch_fp16_cuda_s") else ""
+        eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
+              if "elements_compared" in r else "")
+        out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
+                   f"{fps(r, 'end_to_end_s')} | {fps(r, 'torch_fp16_cuda_s')} | {ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
+    out.append("")
+    return out
