@@ -35,7 +35,7 @@ GEMM_MIN_CHANNELS = 8
 # input channels per group (input channels are padded to 32 in its packed operand), on devices
 # listing int8 x int8 -> int32 16x16x32 subgroup matrices with a subgroup size of 32, while its
 # packed operands stay under COOPMAT_MAX_PACKED_BYTES each.
-COOPMAT_MIN_CHANNELS = 16
+COOPMAT_MIN_CHANNELS = 4
 COOPMAT_MIN_INPUT_CHANNELS = 8
 COOPMAT_MAX_PACKED_BYTES = 1 << 31
 # Small batches: when fewer output tiles than this exist (they cannot fill a large GPU), K is
