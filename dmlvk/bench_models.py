@@ -12,25 +12,14 @@ host's QuantizeLinear and DequantizeLinear included). Every output element of th
 cases is compared with onnxruntime's."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from . import onnx_models as models
+from .bench_peers import _median_wall
 from .onnx import InferenceSession
 
 SHAPES = [(540, 960), (1080, 1920)]
 BATCHES = [1, 8]
-
-
-def _wall(fn, repeats: int) -> float:
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> dict:
@@ -50,13 +39,13 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             prog, _, _, _, dispatches = plan._programs[index]
             t = timer(lambda k: device.time(dispatches, k, barriers=True))
             row["device_s"] = t["median_s"]
-            row["stretch_s"] = _wall(prog.run, 10)
-            row["end_to_end_s"] = _wall(lambda: session.run(None, {"x": x}), 5)
+            row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
+            row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)
             if n in ort_batches:
                 want = ort_session.run(None, {"x": x})[0]
                 row["elements_compared"] = int(want.size)
                 row["elements_differing"] = int(np.count_nonzero(want != y))
-                row["onnxruntime_cpu_s"] = _wall(lambda: ort_session.run(None, {"x": x}), 3)
+                row["onnxruntime_cpu_s"] = _median_wall(lambda: ort_session.run(None, {"x": x}), 3, warm=1)
             rows.append(row)
     return {"model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
                      "QOperator per-channel, u8 activations, 7-bit s8 weights",

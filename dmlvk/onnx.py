@@ -235,32 +235,27 @@ def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
     def per_tensor(q: _Node) -> bool:
         return all(_per_tensor(consts.get(q.inputs[k])) for k in (1, 2) if k < len(q.inputs) and q.inputs[k])
 
+    def swap(a: _Node, b: _Node, suffix: str) -> None:
+        # x -> a -> t -> b -> y   becomes   x -> b -> t' -> a -> y
+        x, t, y = a.inputs[0], a.outputs[0], b.outputs[0]
+        b.inputs[0], b.outputs[0] = x, t + suffix
+        a.inputs[0], a.outputs[0] = t + suffix, y
+        i, j = nodes.index(a), nodes.index(b)
+        nodes[i], nodes[j] = nodes[j], nodes[i]
+
     changed = True
     while changed:
         changed = False
         for dq in [n for n in nodes if n.op == "DequantizeLinear" and per_tensor(n)]:
             users = consumers(dq.outputs[0])
-            if len(users) != 1 or users[0].op not in LAYOUT_OPS:
-                continue
-            lay = users[0]
-            # x -> DQ -> t -> layout -> y   becomes   x -> layout -> t' -> DQ -> y
-            x, t, y = dq.inputs[0], dq.outputs[0], lay.outputs[0]
-            lay.inputs[0], lay.outputs[0] = x, t + "__quantized"
-            dq.inputs[0], dq.outputs[0] = t + "__quantized", y
-            i, j = nodes.index(dq), nodes.index(lay)
-            nodes[i], nodes[j] = nodes[j], nodes[i]
-            changed = True
+            if len(users) == 1 and users[0].op in LAYOUT_OPS:
+                swap(dq, users[0], "__quantized")
+                changed = True
         for q in [n for n in nodes if n.op == "QuantizeLinear" and per_tensor(n)]:
             lay = producer(q.inputs[0])
-            if lay is None or lay.op not in LAYOUT_OPS or len(consumers(q.inputs[0])) != 1:
-                continue
-            # x -> layout -> t -> Q -> y   becomes   x -> Q -> t' -> layout -> y
-            x, t, y = lay.inputs[0], lay.outputs[0], q.outputs[0]
-            q.inputs[0], q.outputs[0] = x, t + "__float"
-            lay.inputs[0], lay.outputs[0] = t + "__float", y
-            i, j = nodes.index(lay), nodes.index(q)
-            nodes[i], nodes[j] = nodes[j], nodes[i]
-            changed = True
+            if lay is not None and lay.op in LAYOUT_OPS and len(consumers(q.inputs[0])) == 1:
+                swap(lay, q, "__float")
+                changed = True
     return nodes
 
 

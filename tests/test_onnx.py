@@ -9,7 +9,6 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import dmlvk
 from dmlvk import onnx_models as models
 from dmlvk import reference
 from dmlvk.onnx import InferenceSession, UnsupportedModelError, dequantize_linear, quantize_linear
@@ -134,7 +133,6 @@ def test_quantize_moves_before_a_float_space_to_depth(device, rng):
     # layout op runs on uint8 next to the convolution.
     stem = models.space_to_depth_stem()
     nodes = list(stem.graph.node)
-    q, s2d = nodes[0], nodes[1]
     s2d_f = helper.make_node("SpaceToDepth", ["x"], ["xf"], blocksize=2, name="s2d_float")
     q_f = helper.make_node("QuantizeLinear", ["xf", "s", "zp"], ["xs2d"], name="quant_after")
     g = helper.make_graph([s2d_f, q_f] + nodes[2:], "s2d_float", list(stem.graph.input), list(stem.graph.output),

@@ -1,15 +1,41 @@
-import numpy as np, sys
-sys.path.insert(0, ".")
-from dmlvk import Device, onnx_models as M
-from dmlvk.onnx import InferenceSession
-from dmlvk.bench import Timer
-dev = Device()
-s = InferenceSession(M.quantize(M.espcn(2), M.calibration_frames()), device=dev)
-x = np.concatenate(M.calibration_frames(1, 540, 960, seed=3))
-s.run(None, {"x": x})
-plan = next(iter(s._plans.values()))
-prog, _, _, _, disp = plan._programs[1]
-timer = Timer(dev, 10, 0.3)
-for k, bufs in disp:
-    t = timer(lambda n: dev.time([(k, bufs)], n))["median_s"]
-    print(f"{k.shader:28s} count {k.count:10d} spec {k.spec} {t*1e6:8.1f} us")
+"""Per-kernel GPU times of the quantized super-resolution model's device work (dmlvk.onnx), one
+frame: which layer costs what.
+
+    python tools/model_probe.py [--height 540] [--width 960] [--scale 2]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from dmlvk import Device, onnx_models  # noqa: E402
+from dmlvk.bench import Timer  # noqa: E402
+from dmlvk.onnx import InferenceSession  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--height", type=int, default=540)
+    ap.add_argument("--width", type=int, default=960)
+    ap.add_argument("--scale", type=int, default=2)
+    a = ap.parse_args()
+    dev = Device()
+    session = InferenceSession(onnx_models.quantize(onnx_models.espcn(a.scale), onnx_models.calibration_frames()),
+                               device=dev)
+    x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
+    session.run(None, {"x": x})
+    plan = next(iter(session._plans.values()))
+    index = next(i for i, (kind, _) in enumerate(plan.steps) if kind == "device")
+    dispatches = plan._programs[index][-1]
+    timer = Timer(dev, 10, 0.3)
+    print(dev.name)
+    for kernel, bufs in dispatches:
+        t = timer(lambda n: dev.time([(kernel, bufs)], n))["median_s"]
+        print(f"{kernel.shader:28s} {kernel.count:10d} items  spec {kernel.spec}  {t * 1e6:8.1f} us")
+
+
+if __name__ == "__main__":
+    main()
