@@ -334,3 +334,32 @@ def test_depth_space_empty_batch_and_out(device):
         dmlvk.depth_to_space(x, 2, device=device, out=np.empty((1, 4, 4, 4), np.float64))
     with pytest.raises(TypeError, match="out must be a numpy array"):
         dmlvk.space_to_depth(x, 2, device=device, out=[0])
+
+
+@pytest.mark.parametrize("eb", [1, 2, 4, 8])
+def test_channel_last_path_every_order_block_and_width(device, rng, eb):
+    """Packed NHWC tensors take depth_space_nhwc.comp (whole 16/8/4-byte vectors of an output
+    pixel's channels) where the channels split into such vectors, the general shader otherwise;
+    both operators, both orders, B = 1-4, against the reference."""
+    dt = {1: DataType.UINT8, 2: DataType.UINT16, 4: DataType.UINT32, 8: DataType.UINT64}[eb]
+    taken = 0
+    for d2s in (True, False):
+        for order in DepthSpaceOrder:
+            for b in (1, 2, 3, 4):
+                for oc in (1, 3, 4, 8, 16):
+                    ishape = (2, oc * b * b, 3, 5) if d2s else (2, oc, 3 * b, 5 * b)
+                    x = rng.integers(0, 2 ** (8 * eb) - 1, ishape, dtype=np.uint64).astype(dt.numpy_dtype)
+                    n, c, h, w = ishape
+                    cls = dmlvk.DepthToSpace1Desc if d2s else dmlvk.SpaceToDepth1Desc
+                    ind = TensorDesc(dt, ishape, (h * w * c, 1, w * c, c))
+                    n2, c2, h2, w2 = cls(ind, ind, b, order).output_sizes(ishape)
+                    desc = cls(ind, TensorDesc(dt, (n2, c2, h2, w2), (h2 * w2 * c2, 1, w2 * c2, c2)), b, order)
+                    taken += desc.kernel(device.capabilities).shader == "depth_space_nhwc"
+                    src = np.zeros(desc.input_tensor.total_bytes, np.uint8)
+                    src[:x.nbytes] = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(-1).view(np.uint8)
+                    dst = np.zeros(desc.output_tensor.total_bytes, np.uint8)
+                    device.create_operator(desc).execute([src], [dst])
+                    got = dst[:n2 * h2 * w2 * c2 * eb].view(dt.numpy_dtype).reshape(n2, h2, w2, c2).transpose(0, 3, 1, 2)
+                    fn = reference.depth_to_space if d2s else reference.space_to_depth
+                    assert np.array_equal(got, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order, b, oc)
+    assert taken >= 40

@@ -215,6 +215,9 @@ def _depth_space_paths():
         ("words uint8", d2s(u8, (1, 9, 2, 3), (1, 1, 6, 9), 3), ("depth_space", 1)),
         ("per element uint8", d2s(u8, (1, 4, 2, 3), TensorDesc(u8, (1, 1, 4, 6), (24, 24, 11, 2)), 2),
          ("depth_space", None)),
+        ("channel-last float32", dmlvk.DepthToSpace1Desc(TensorDesc(f32, (1, 16, 2, 3), (96, 1, 48, 16)),
+                                                          TensorDesc(f32, (1, 4, 4, 6), (96, 1, 24, 4)), 2, DCR),
+         ("depth_space_nhwc", None)),
     ]
 
 

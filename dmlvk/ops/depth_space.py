@@ -85,7 +85,7 @@ class _DepthSpaceDesc:
     def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
         """The shader variant for this description on a device with these capabilities (None: the
         portable variants only). A pure function of the two."""
-        return self._rows_kernel() or self._element_kernel(capabilities)
+        return self._rows_kernel() or self._nhwc_kernel() or self._element_kernel(capabilities)
 
     def _rows_kernel(self) -> Optional[Kernel]:
         """The bandwidth path (dmlvk/shaders/depth_space_rows.comp), or None when the layout does not
@@ -112,6 +112,27 @@ class _DepthSpaceDesc:
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
+
+    def _nhwc_kernel(self) -> Optional[Kernel]:
+        """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must be
+        packed NHWC, and each output pixel's channels must split into whole 16-, 8- or 4-byte
+        vectors (in DEPTH_COLUMN_ROW order also the contiguous runs they are copied from)."""
+        inp, out = self.input_tensor, self.output_tensor
+        eb, b = inp.element_bytes, self.block_size
+        for d in (inp, out):
+            n, c, h, w = d.sizes
+            if tuple(d.effective_strides) != (h * w * c, 1, w * c, c):
+                return None
+        n, oc, oh, ow = out.sizes
+        run = (oc if self.depth_to_space else inp.sizes[1]) * eb     # bytes contiguous in DCR order
+        need = (oc * eb, run) if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (oc * eb,)
+        vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
+        if vec is None:
+            return None
+        total = n * oh * ow * oc * eb // vec
+        _, ic, ih, iw = inp.sizes
+        return Kernel(shader="depth_space_nhwc", spec=(eb, b, int(self.depth_to_space), int(self._order), vec),
+                      push=(n, oh, ow, oc, n, ih, iw, ic), count=total, slots=(0, 1), local_size=256)
 
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
         """The general path (dmlvk/shaders/depth_space.comp): any strides DirectML allows. Its variants:
