@@ -363,3 +363,22 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     fn = reference.depth_to_space if d2s else reference.space_to_depth
                     assert np.array_equal(got, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order, b, oc)
     assert taken >= 40
+
+
+@pytest.mark.parametrize("dt,b", [(DataType.FLOAT64, 4), (DataType.UINT32, 8)], ids=["float64-B4", "uint32-B8"])
+def test_rows_path_32_byte_chunks_move_in_halves(device, rng, dt, b):
+    """One element per piece, 32-byte chunks: two invocations per chunk, each a 16-byte half."""
+    for d2s in (True, False):
+        for order in DepthSpaceOrder:
+            ishape = (2, 3 * b * b, 4, 6) if d2s else (2, 3, 4 * b, 6 * b)
+            x = rng.integers(0, 2 ** 31, ishape).astype(dt.numpy_dtype)
+            cls = dmlvk.DepthToSpace1Desc if d2s else dmlvk.SpaceToDepth1Desc
+            ind = TensorDesc(dt, ishape)
+            desc = cls(ind, TensorDesc(dt, cls(ind, ind, b, order).output_sizes(ishape)), b, order)
+            k = desc.kernel(device.capabilities)
+            chunks = x.size * x.itemsize // 32
+            assert k.shader == "depth_space_rows" and k.count == 2 * chunks
+            y = np.zeros(desc.output_tensor.sizes, dt.numpy_dtype)
+            device.create_operator(desc).execute([x], [y])
+            fn = reference.depth_to_space if d2s else reference.space_to_depth
+            assert np.array_equal(y, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order)

@@ -107,11 +107,12 @@ class _DepthSpaceDesc:
         cpr = ws // (k * b)
         total = n * cs * hs * cpr
         chunks = ROWS_CHUNKS
+        items = total * (2 if k * b * eb == 32 else 1)     # 32-byte chunks move in 16-byte halves
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
-            count=-(-total // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
+            count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
     def _nhwc_kernel(self) -> Optional[Kernel]:
         """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must be

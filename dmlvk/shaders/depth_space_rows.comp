@@ -5,8 +5,9 @@
 // A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes (16 or 32) of one row of the space-side
 // tensor. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
 // one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
-// chunks: whole 16-byte words on the space side, whole 4/8-byte words on the depth side, so every
-// memory access is a full, aligned vector and no byte is shared between invocations.
+// chunks (32-byte chunks: halves of chunks): whole 16-byte words on the space side, whole 4/8-byte
+// words on the depth side, so every memory access is a full, aligned vector and no byte is
+// shared between invocations.
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
@@ -114,11 +115,45 @@ void move_chunk(uint chunk) {
     }
 }
 
+// 32-byte chunks (8-byte elements with BLOCK 4, 4-byte elements with BLOCK 8: whole elements,
+// one per piece): each invocation moves one 16-byte half of a chunk, so that neighbouring
+// invocations touch neighbouring 16-byte vectors of the space-side rows.
+void move_half_chunk(uint item) {
+    uint chunk = item / 2, half_index = item % 2;
+    uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
+    uint row = chunk / cpr, j = chunk - row * cpr;
+    uint hs = row % hs_size; row /= hs_size;
+    uint cs = row % cs_size;
+    uint n = row / cs_size;
+    uint bh = hs % BLOCK, h = hs / BLOCK;
+    uint space_elem = n * p.space_strides.x + cs * p.space_strides.y + hs * p.space_strides.z + j * K * BLOCK;
+    uint depth_base = n * p.depth_strides.x + h * p.depth_strides.z + j * K;
+    const uint HALF = 16 / ELEM_BYTES;       // elements in half a chunk
+    uint vec = word_of(space_elem) / 4 + half_index;
+    uvec4 data = D2S == 1 ? uvec4(0) : src4[vec];
+    uint words[4] = uint[4](data.x, data.y, data.z, data.w);
+    for (uint e = 0; e < HALF; ++e) {
+        uint i = half_index * HALF + e;                 // chunk element: piece i % BLOCK, element i / BLOCK
+        uint bw = i % BLOCK, k = i / BLOCK;
+        uint c = ORDER == 0 ? (bh * BLOCK + bw) * cs_size + cs : (cs * BLOCK + bh) * BLOCK + bw;
+        uint at = word_of(depth_base + c * p.depth_strides.y) + k * EW;
+        for (uint w = 0; w < EW; ++w) {
+            if (D2S == 1) words[e * EW + w] = src1[at + w];
+            else dst1[at + w] = words[e * EW + w];
+        }
+    }
+    if (D2S == 1) dst4[vec] = uvec4(words[0], words[1], words[2], words[3]);
+}
+
 void main() {
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
     for (uint c = 0; c < CHUNKS; ++c) {
-        uint chunk = base + c * gl_WorkGroupSize.x;
-        if (chunk < p.dims.w) move_chunk(chunk);
+        uint item = base + c * gl_WorkGroupSize.x;
+        if (CW == 8) {
+            if (item < 2 * p.dims.w) move_half_chunk(item);
+        } else if (item < p.dims.w) {
+            move_chunk(item);
+        }
     }
 }
