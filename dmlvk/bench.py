@@ -112,11 +112,13 @@ class Timer:
         while time.perf_counter() - t0 < self.warm_s:
             self._warm.run()
 
-    def __call__(self, run: Callable[[int], List[float]]) -> dict:
-        """run(n) returns the GPU seconds of n back-to-back runs."""
+    def __call__(self, run: Callable[[int], List[float]], warm: bool = True) -> dict:
+        """run(n) returns the GPU seconds of n back-to-back runs. warm=False: the GPU has just
+        been busy (a measurement taken right after another)."""
         est = float(np.median(run(3)))
         n = int(min(1000, max(self.repeats, np.ceil(self.window_s / max(est, 1e-7)))))
-        self.warm()
+        if warm:
+            self.warm()
         return stats(run(n))
 
 
@@ -127,23 +129,37 @@ def copy_seconds(timer: "Timer", nbytes: int, buffers) -> dict:
 
 
 def depth_space_cases(sizes_bytes, extra=True):
-    """(label, d2s, data type, block, order, depth-side sizes, strides kind) per case."""
+    """(label, d2s, data type, block, order, depth-side sizes, strides kind) per case: every size,
+    element size, operator, order and B = 2, 3, 4 packed; with `extra` (GPUs) also NHWC at 64 MiB,
+    video frames, batch 8 and 2-8 MiB tensors."""
+    def depth(nbytes, eb, b, n=1, w=1024):
+        c = 72 if b == 3 else 64            # channels divisible by B^2
+        return (n, c, max(b, nbytes // (c * eb * w * n) // b * b), w)
+
     for nbytes in sizes_bytes:
         for eb, dt in ELEMENT_TYPES.items():
             for d2s in (True, False):
                 for order in DepthSpaceOrder:
-                    for b in (2, 4):
-                        w = 1024
-                        h = nbytes // (64 * eb * w)
-                        yield (f"{nbytes // MiB} MiB", d2s, dt, b, order, (1, 64, h, w), "packed")
-    if extra:
-        for dt in (DataType.FLOAT32, DataType.UINT8):
-            for d2s in (True, False):
-                for order in DepthSpaceOrder:
-                    yield ("1x64x540x960", d2s, dt, 2, order, (1, 64, 540, 960), "packed")
+                    for b in (2, 3, 4):
+                        yield (f"{nbytes // MiB} MiB", d2s, dt, b, order, depth(nbytes, eb, b), "packed")
+    if not extra:
+        return
+    for eb, dt in ELEMENT_TYPES.items():
         for d2s in (True, False):
-            yield ("NHWC 1x64x256x1024", d2s, DataType.FLOAT32, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW,
-                   (1, 64, 256, 1024), "nhwc")
+            for order in DepthSpaceOrder:
+                for b in (2, 3, 4):
+                    yield ("NHWC 64 MiB", d2s, dt, b, order, depth(64 * MiB, eb, b), "nhwc")
+    for dt in (DataType.FLOAT32, DataType.FLOAT16, DataType.UINT8):
+        for d2s in (True, False):
+            for order in DepthSpaceOrder:
+                yield ("1x64x540x960", d2s, dt, 2, order, (1, 64, 540, 960), "packed")
+                yield ("1x12x1080x1920", d2s, dt, 2, order, (1, 12, 1080, 1920), "packed")
+    for dt in (DataType.FLOAT32, DataType.UINT8):
+        for d2s in (True, False):
+            yield ("batch 8, 64 MiB", d2s, dt, 2, DepthSpaceOrder.COLUMN_ROW_DEPTH,
+                   depth(64 * MiB, dt.bits // 8, 2, n=8, w=256), "packed")
+            for mib in (2, 4, 8):
+                yield (f"{mib} MiB", d2s, dt, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW, depth(mib * MiB, dt.bits // 8, 2), "packed")
 
 
 def _nhwc(sizes):
@@ -162,21 +178,52 @@ def depth_space_desc(case):
     return cls(TensorDesc(dt, ins, st(ins)), TensorDesc(dt, outs, st(outs)), b, order)
 
 
-def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool) -> list:
+# The clock-robust protocol: each case and its same-size copy yardstick are timed in alternation,
+# ROUNDS times, each keeping its best; a case whose best paired copy ran below CLOCK_OK of the best
+# copy of its size in the run was measured at lowered clocks and is measured again (up to
+# REMEASURE more times).
+ROUNDS = 3
+CLOCK_OK = 0.9
+REMEASURE = 2
+
+
+def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, rounds: int = ROUNDS) -> list:
     device = timer.device
-    rows = []
-    src = dst = None
+    rows, ops = [], []
+    buffers = {}
+
+    def pair(desc):
+        """One pair of buffers alive at a time, grown when a case needs more (and then refilled)."""
+        need = max(desc.input_tensor.total_bytes, desc.output_tensor.total_bytes)
+        if buffers.get("size", 0) < need:
+            buffers.clear()
+            src, dst = device.buffer(need), device.buffer(need)
+            src.write(np.random.default_rng(need).integers(0, 256, need, dtype=np.uint8))
+            buffers.update(size=need, pair=(src, dst))
+        return buffers["pair"]
+
+    def measure(desc, op, row=None):
+        """The case and its copy, alternating for `rounds` rounds; each keeps its best median."""
+        src, dst = pair(desc)
+        nbytes = desc.input_tensor.total_bytes
+        copy_n = nbytes - nbytes % 16
+        best_t = best_copy = None
+        for r in range(rounds):
+            # warmed once; then the GPU stays busy, case and copy back to back
+            c = timer(lambda n: device.time([(copy_kernel(copy_n), (src, dst))], n), warm=r == 0)
+            t = timer(lambda n: op.time([src], [dst], n), warm=False)
+            if best_copy is None or c["median_s"] < best_copy:
+                best_copy = c["median_s"]
+            if best_t is None or t["median_s"] < best_t["median_s"]:
+                best_t = t
+        return best_t, 2 * copy_n / best_copy / 1e9
+
     for case in cases:
         desc = depth_space_desc(case)
-        nbytes = desc.input_tensor.total_bytes
-        if src is None or src.nbytes != nbytes:
-            src = dst = None       # one pair of buffers alive at a time
-            src, dst = device.buffer(nbytes), device.buffer(desc.output_tensor.total_bytes)
-            src.write(np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8))
-        # the copy yardstick is re-measured next to every case: clocks and placement drift
-        copy = copy_seconds(timer, nbytes - nbytes % 16, (src, dst))
         op = device.create_operator(desc)
-        t = timer(lambda n: op.time([src], [dst], n))
+        t, copy_gbps = measure(desc, op)
+        src, dst = pair(desc)
+        nbytes = desc.input_tensor.total_bytes
         if check and (nbytes <= 64 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
             _check_depth_space(desc, src, dst)
         host_s = None
@@ -185,18 +232,43 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool) ->
             x = np.zeros(desc.input_tensor.sizes, np.float32)
             y = np.empty(desc.output_tensor.sizes, np.float32)
             host_s = float(np.median([_wall(lambda: op.execute([x], [y])) for _ in range(5)]))
-        moved = 2 * nbytes
         rows.append({
             "case": case[0], "op": "DEPTH_TO_SPACE1" if case[1] else "SPACE_TO_DEPTH1",
             "data_type": case[2].dml_name, "element_bytes": case[2].bits // 8, "block": case[3],
             "order": case[4].name, "input_sizes": list(desc.input_tensor.sizes), "layout": case[6],
             "bytes": nbytes, "shader": op.kernels[0].shader, **t, "host_to_host_s": host_s,
-            "gbps": moved / t["median_s"] / 1e9,
-            "copy_gbps": 2 * (nbytes - nbytes % 16) / copy["median_s"] / 1e9,
+            "gbps": 2 * nbytes / t["median_s"] / 1e9, "copy_gbps": copy_gbps, "remeasured": 0,
         })
-        rows[-1]["pct_of_copy"] = 100 * rows[-1]["gbps"] / rows[-1]["copy_gbps"]
+        ops.append((desc, op))
         progress.step(f"{rows[-1]['op']} {case[0]} {case[2].name}")
+    # Cases whose paired copy ran at lowered clocks are measured again.
+    for attempt in range(REMEASURE):
+        best = _best_copies(rows)
+        slow = [i for i, r in enumerate(rows) if r["copy_gbps"] < CLOCK_OK * best[r["bytes"]]]
+        if not slow:
+            break
+        for i in slow:
+            desc, op = ops[i]
+            t, copy_gbps = measure(desc, op)
+            r = rows[i]
+            r["remeasured"] += 1
+            if copy_gbps > r["copy_gbps"]:        # the measurement taken at the better clocks
+                r.update(t)
+                r["gbps"], r["copy_gbps"] = 2 * r["bytes"] / t["median_s"] / 1e9, copy_gbps
+    best = _best_copies(rows)
+    for r in rows:
+        r["pct_of_copy"] = 100 * r["gbps"] / r["copy_gbps"]
+        r["best_copy_gbps"] = best[r["bytes"]]
+        r["pct_of_best_copy"] = 100 * r["gbps"] / best[r["bytes"]]
+        r["clock_pct"] = 100 * r["copy_gbps"] / best[r["bytes"]]
     return rows
+
+
+def _best_copies(rows) -> dict:
+    best = {}
+    for r in rows:
+        best[r["bytes"]] = max(best.get(r["bytes"], 0), r["copy_gbps"])
+    return best
 
 
 def _wall(fn) -> float:
@@ -308,22 +380,21 @@ def markdown(result: dict) -> str:
     ds = result["depth_space"]
     if ds:
         out += ["## Depth/space against the same-run uvec4 copy", "",
-                "'% of copy' compares with the copy timed just before the case; '% of best copy' with the "
-                "fastest copy of that size in the run (a copy well below the best ran at lowered clocks).", "",
-                "| case | operator | type | B | order | GB/s | copy GB/s | % of copy | torch GB/s | dmlvk / torch |",
-                "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-        best = {}
-        for r in ds:
-            best[r["bytes"]] = max(best.get(r["bytes"], 0), r["copy_gbps"])
-        out[-2] = out[-2].replace("| % of copy |", "| % of copy | % of best copy |")
-        out[-1] = out[-1].replace("| ---: | ---: | ---: | ---: | ---: |", "| ---: | ---: | ---: | ---: | ---: | ---: |")
+                "Each case and its same-size copy timed in alternation, several rounds, each keeping its best. "
+                "'% of copy': against that paired copy; '% of best copy': against the fastest copy of that size "
+                "in the run; 'clock': the paired copy as % of that best (below 90 % the GPU had lowered its "
+                "clocks, and the case was measured again: 'again').", "",
+                "| case | operator | type | B | order | kernel | GB/s | copy GB/s | % of copy | % of best copy | clock | again | torch GB/s | dmlvk / torch |",
+                "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        best = _best_copies(ds)
         for r in ds:
             tg = r.get("torch_gbps")
             torch_cols = "| |" if tg is None else f"{tg:.0f} | {r['gbps'] / tg:.2f} |"
+            clock = 100 * r["copy_gbps"] / best[r["bytes"]]
             out.append(f"| {r['case']}{' (NHWC)' if r['layout'] == 'nhwc' else ''} | {r['op']} | "
                        f"{r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} | {r['block']} | {r['order']} | "
-                       f"{r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | "
-                       f"{100 * r['gbps'] / best[r['bytes']]:.1f} | " + torch_cols)
+                       f"{r.get('shader', '')} | {r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | "
+                       f"{100 * r['gbps'] / best[r['bytes']]:.1f} | {clock:.0f} % | {r.get('remeasured', '')} | " + torch_cols)
         out.append("")
     cv = result["conv"]
     if cv:
@@ -528,7 +599,7 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
         "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
         "repeats": repeats,
         "warm_s": warm_s,
-        "depth_space": measure_depth_space(timer, cases, progress, check),
+        "depth_space": measure_depth_space(timer, cases, progress, check, rounds=1 if warm_s == 0 else ROUNDS),
         "conv": measure_conv(timer, progress, check, conv_batches, rounds=1 if warm_s == 0 else 3),
         "runtime": measure_runtime(device, warm=timer.warm),
         "peers_skipped": [],
