@@ -459,22 +459,24 @@ def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
     if plt is None:
         return []
     made = []
-    ds = [r for r in result["depth_space"] if r["case"].endswith("MiB")]
+    # the packed size series ("N MiB"); a case's nominal size is its label's
+    ds = [dict(r, mib=int(r["case"].split()[0])) for r in result["depth_space"]
+          if re.fullmatch(r"\d+ MiB", r["case"]) and r["layout"] == "packed"]
     if ds:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
         for ax, op in zip(axes, ("DEPTH_TO_SPACE1", "SPACE_TO_DEPTH1")):
-            sizes = sorted({r["bytes"] for r in ds})
-            copy = [np.median([r["copy_gbps"] for r in ds if r["bytes"] == s]) for s in sizes]
-            ax.plot([s / MiB for s in sizes], copy, "k--", label="uvec4 copy")
+            sizes = sorted({r["mib"] for r in ds})
+            copy = [np.median([r["copy_gbps"] for r in ds if r["mib"] == s]) for s in sizes]
+            ax.plot(sizes, copy, "k--", label="uvec4 copy")
             for eb in sorted({r["element_bytes"] for r in ds}):
-                g = [min(r["gbps"] for r in ds if r["bytes"] == s and r["element_bytes"] == eb and r["op"] == op)
-                     for s in sizes]
-                ax.plot([s / MiB for s in sizes], g, "o-", label=f"{eb}-byte (worst of order, block)")
+                pts = [(s, min(r["gbps"] for r in ds if r["mib"] == s and r["element_bytes"] == eb and r["op"] == op))
+                       for s in sizes if any(r["mib"] == s and r["element_bytes"] == eb and r["op"] == op for r in ds)]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"{eb}-byte (worst of order, block)")
             tp = [r for r in ds if r["op"] == op and r.get("torch_gbps") and r["order"] == "COLUMN_ROW_DEPTH"
                   and r["block"] == 2]
             for eb in sorted({r["element_bytes"] for r in tp}):
-                pts = sorted((r["bytes"], r["torch_gbps"]) for r in tp if r["element_bytes"] == eb)
-                ax.plot([p[0] / MiB for p in pts], [p[1] for p in pts], "x:", label=f"torch {eb}-byte CRD B=2")
+                pts = sorted((r["mib"], r["torch_gbps"]) for r in tp if r["element_bytes"] == eb)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "x:", label=f"torch {eb}-byte CRD B=2")
             ax.set_xscale("log", base=2)
             ax.set_xlabel("tensor size (MiB)")
             ax.set_title(op)
