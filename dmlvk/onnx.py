@@ -17,10 +17,13 @@ usual quantized model (QuantizeLinear, quantized operators, DequantizeLinear) be
 stretch of device work. Each stretch runs as one submission: the uploads of its inputs, its
 operators with barriers between dependent ones, the downloads of what the host needs. Its
 intermediate tensors stay on the device, in Buffers made once per input shape; operators are
-created once per input shape and kept."""
+created once per input shape and kept (for the last 4 input shapes). One session runs one call at
+a time (calls from several threads wait for each other)."""
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -35,6 +38,7 @@ DEVICE_OPS = {"QLinearConv", "DepthToSpace", "SpaceToDepth"}
 HOST_OPS = {"QuantizeLinear", "DequantizeLinear"}
 VIEW_OPS = {"Identity", "Reshape", "Flatten"}
 LAYOUT_OPS = {"DepthToSpace", "SpaceToDepth"} | VIEW_OPS
+_PLANS_KEPT = 4           # input shapes whose operators and Buffers a session keeps
 
 
 class UnsupportedModelError(ValueError):
@@ -157,7 +161,8 @@ class InferenceSession:
                         for v in g.input if v.name not in self._consts]
         self._outputs = [NodeArg(v.name, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
                                  _ELEM.get(v.type.tensor_type.elem_type, "tensor(?)")) for v in g.output]
-        self._plans: Dict[tuple, "_Plan"] = {}
+        self._plans: "OrderedDict[tuple, _Plan]" = OrderedDict()
+        self._lock = threading.Lock()
 
     def _check_node(self, n: _Node) -> List[str]:
         """Forms of supported ops dmlvk cannot run, as messages (empty when the node is fine)."""
@@ -216,10 +221,14 @@ class InferenceSession:
         if extra:
             raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
         key = tuple((k, v.shape, v.dtype.str) for k, v in sorted(feeds.items()))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = _Plan(self, feeds)
-        values = plan.run(feeds)
+        with self._lock:          # one run at a time: a plan's device Buffers are shared
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = _Plan(self, feeds)
+                while len(self._plans) > _PLANS_KEPT:
+                    self._plans.popitem(last=False)
+            self._plans.move_to_end(key)
+            values = plan.run(feeds)
         return [values[n] for n in names]
 
 
@@ -298,7 +307,7 @@ class _Plan:
         dev, consts = self.device, session._consts
         shapes = {k: (v.shape, v.dtype) for k, v in feeds.items()}
         shapes.update({k: (v.shape, v.dtype) for k, v in consts.items()})
-        self.steps = []           # ("host", node) or ("device", [(op, inputs, outputs, node)])
+        self.steps = []           # ("host", node), ("view", node) or ("device", [(op, bindings, node)])
         on_device = set()         # names produced by device work
         for n in session._nodes:
             if n.op in HOST_OPS:

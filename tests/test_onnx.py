@@ -221,3 +221,25 @@ def test_torch_exported_espcn(device):
     x = np.concatenate(models.calibration_frames(2, 24, 40, seed=5))
     got, = session.run(None, {"x": x})
     assert np.array_equal(got, run_ort(model, {"x": x})[0])
+
+
+def test_threads_share_a_session_and_plans_are_bounded(device, rng):
+    import threading
+    model = models.qconv_depth_to_space_chain()
+    session = InferenceSession(model, device=device)
+    frames = [rng.integers(0, 256, (1, 8, 6 + i % 3, 7), dtype=np.uint8) for i in range(12)]
+    want = [run_ort(model, {"x": f})[0] for f in frames]
+    got = [None] * len(frames)
+
+    def work(k):
+        for i in range(k, len(frames), 3):
+            got[i] = session.run(None, {"x": frames[i]})[0]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    for h in range(5, 11):                       # six shapes: the four latest are kept
+        session.run(None, {"x": rng.integers(0, 256, (1, 8, h, 5), dtype=np.uint8)})
+    assert len(session._plans) == 4
