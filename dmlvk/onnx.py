@@ -3,8 +3,9 @@
     session = dmlvk.onnx.InferenceSession("model.onnx")        # or a ModelProto; device=...
     (y,) = session.run(None, {"x": frame})
 
-Nodes: QLinearConv, DepthToSpace and SpaceToDepth run on the device (QUANTIZED_LINEAR_CONVOLUTION,
-DEPTH_TO_SPACE1, SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear run on the host with
+Nodes: QLinearConv, ConvInteger, DepthToSpace and SpaceToDepth run on the device
+(QUANTIZED_LINEAR_CONVOLUTION, its int32 accumulator for ConvInteger, DEPTH_TO_SPACE1,
+SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear run on the host with
 ONNX's arithmetic (float32 x / scale, rounded half to even, plus the zero point, saturated;
 (x - zero point) * scale in float32), as ONNX Runtime's CPU kernels do; Identity, Reshape and
 Flatten only re-view data. A model with any other node is refused when it is loaded, with every
@@ -34,7 +35,7 @@ from .ops.base import resolve_device
 from .runtime.commands import Program
 from .runtime.device import Buffer, Device
 
-DEVICE_OPS = {"QLinearConv", "DepthToSpace", "SpaceToDepth"}
+DEVICE_OPS = {"QLinearConv", "ConvInteger", "DepthToSpace", "SpaceToDepth"}
 HOST_OPS = {"QuantizeLinear", "DequantizeLinear"}
 VIEW_OPS = {"Identity", "Reshape", "Flatten"}
 LAYOUT_OPS = {"DepthToSpace", "SpaceToDepth"} | VIEW_OPS
@@ -178,6 +179,16 @@ class InferenceSession:
                     why.append(f"{n.name}: QLinearConv with a {w.ndim - 2}-D kernel (2-D only)")
                 if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
                     why.append(f"{n.name}: QLinearConv auto_pad {n.attrs['auto_pad']!r} (give pads)")
+        elif n.op == "ConvInteger":
+            for k in range(1, len(n.inputs)):
+                if n.inputs[k] and n.inputs[k] not in self._consts:
+                    why.append(f"{n.name}: ConvInteger input {k} must be a constant (initializer)")
+                    break
+            else:
+                if len(n.inputs) < 2 or self._consts[n.inputs[1]].ndim != 4:
+                    why.append(f"{n.name}: ConvInteger needs a constant 2-D kernel")
+                if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
+                    why.append(f"{n.name}: ConvInteger auto_pad {n.attrs['auto_pad']!r} (give pads)")
         elif n.op in ("QuantizeLinear", "DequantizeLinear"):
             for k in (1, 2):
                 if k < len(n.inputs) and n.inputs[k] and n.inputs[k] not in self._consts:
@@ -347,6 +358,11 @@ class _Plan:
                 bind = [None] + [None if a is None else dev.upload(a) for a in host_inputs[1:]]
                 out_desc = op.output_descs[0]
                 out_shape, out_dt = tuple(out_desc.sizes), out_desc.data_type.numpy_dtype
+            elif n.op == "ConvInteger":
+                if dt not in (np.uint8, np.int8) or len(x_shape) != 4:
+                    raise UnsupportedModelError(f"{n.name}: ConvInteger input of dtype {dt}, shape {x_shape}")
+                op, bind = _conv_integer(n, x_shape, dt, consts, dev)
+                out_shape, out_dt = tuple(op.output_descs[0].sizes), np.int32
             else:
                 b = int(n.attrs["blocksize"])
                 nn, cc, hh, ww = x_shape
@@ -459,6 +475,35 @@ class _Plan:
                 name = alias[name]
             out.add(name)
         return out
+
+
+def _conv_integer(n: _Node, x_shape: tuple, dt, consts: dict, dev: Device):
+    """The operator and constant bindings of a ConvInteger node (ops.quantized_conv.ConvIntegerDesc)."""
+    from .ops.quantized_conv import ConvIntegerDesc
+    from .tensor import TensorDesc
+    w = consts[n.inputs[1]]
+    xzp = consts[n.inputs[2]] if len(n.inputs) > 2 and n.inputs[2] else None
+    wzp = consts[n.inputs[3]] if len(n.inputs) > 3 and n.inputs[3] else None
+    x_type, w_type = DataType.from_numpy(dt), DataType.from_numpy(w.dtype)
+    m = w.shape[0]
+    (pt, pl), (pb, pr) = _pads(n)
+    one = TensorDesc(DataType.FLOAT32, (1, 1, 1, 1))
+    wzp_shape = (1, m, 1, 1) if wzp is not None and wzp.size > 1 else (1, 1, 1, 1)
+    desc = ConvIntegerDesc(
+        TensorDesc(x_type, x_shape), one, None if xzp is None else TensorDesc(x_type, (1, 1, 1, 1)),
+        TensorDesc(w_type, w.shape), one, None if wzp is None else TensorDesc(w_type, wzp_shape), None, one, None,
+        TensorDesc(DataType.INT32, _conv_output(x_shape, w.shape, n)),
+        strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
+        start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)))
+    op = dev.operator(desc)
+
+    def small(a):                       # at least the 4 bytes a tensor's total size rounds up to
+        raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+        return dev.upload(np.concatenate([raw, np.zeros(4, np.uint8)]))
+    ones = small(np.float32([1.0]))
+    bind = [None, ones, None if xzp is None else small(xzp), dev.upload(np.ascontiguousarray(w)), ones,
+            None if wzp is None else small(wzp), None, ones, None]
+    return op, bind
 
 
 def _view_shape(n: _Node, x_shape: tuple, consts: dict) -> tuple:

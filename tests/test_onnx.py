@@ -243,3 +243,29 @@ def test_threads_share_a_session_and_plans_are_bounded(device, rng):
     for h in range(5, 11):                       # six shapes: the four latest are kept
         session.run(None, {"x": rng.integers(0, 256, (1, 8, h, 5), dtype=np.uint8)})
     assert len(session._plans) == 4
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_conv_integer(device, rng, types):
+    # ConvInteger: the int32 accumulator of the quantized convolution (groups, pads, strides).
+    x_dt, w_dt = types
+    info_x, info_w = np.iinfo(x_dt), np.iinfo(w_dt)
+    w = rng.integers(info_w.min, info_w.max + 1, (6, 4, 3, 3)).astype(w_dt)
+    xzp, wzp = np.asarray(rng.integers(0, 100), x_dt), np.asarray(7, w_dt)
+    node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 0, 1, 2], strides=[1, 2], group=2,
+                            name="ci")
+    g = helper.make_graph([node], "ci", [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(np.dtype(x_dt)), None)],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xzp, "xz"), numpy_helper.from_array(wzp, "wz")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = rng.integers(info_x.min, info_x.max + 1, (2, 8, 7, 9)).astype(x_dt)
+    got, = InferenceSession(model, device=device).run(None, {"x": x})
+    assert got.dtype == np.int32 and np.array_equal(got, run_ort(model, {"x": x})[0])
+    # per-channel filter zero points (onnxruntime's CPU kernel takes only one): against the reference
+    wzp_m = rng.integers(0, 50, 6).astype(w_dt)
+    model.graph.initializer[2].CopyFrom(numpy_helper.from_array(wzp_m, "wz"))
+    got, = InferenceSession(model, device=device).run(None, {"x": x})
+    want = reference.conv_integer_accumulators(x, int(xzp), w, wzp_m.astype(np.int64), None, strides=(1, 2),
+                                               start_padding=(1, 0), end_padding=(1, 2), group_count=2)
+    assert np.array_equal(got, want)

@@ -373,6 +373,28 @@ class QuantizedLinearConvolutionDesc:
         return QuantizedLinearConvolutionOperator(device, self)
 
 
+@dataclass(frozen=True)
+class ConvIntegerDesc(QuantizedLinearConvolutionDesc):
+    """ONNX's ConvInteger, for dmlvk.onnx (not among the DirectML operators dmlvk's API offers): a
+    QUANTIZED_LINEAR_CONVOLUTION description whose output is the INT32 accumulator itself, with no
+    bias and no requantization (the scale tensors are required by the layout but unused). It is
+    validated as the convolution with an 8-bit output of the same sizes, and runs the portable
+    shaders with their INT32_OUT specialization."""
+
+    def validate(self, level: FeatureLevel) -> None:
+        out = self.output_tensor
+        if out is None or out.data_type != DataType.INT32:
+            raise ValidationError(f"{OP} (ConvInteger): the output tensor must be INT32")
+        if self.bias_tensor is not None:
+            raise ValidationError(f"{OP} (ConvInteger): there is no bias")
+        proxy = dataclasses.replace(self, output_tensor=TensorDesc(DataType.UINT8, out.sizes))
+        QuantizedLinearConvolutionDesc.validate(proxy, level)
+
+    def plan(self, capabilities: Optional[Capabilities] = None) -> tuple:
+        k = self.kernel()
+        return [dataclasses.replace(k, spec=tuple(k.spec) + (0, 0, 0, 0, 1))], ()
+
+
 def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
     """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
     raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")

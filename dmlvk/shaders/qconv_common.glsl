@@ -9,6 +9,10 @@ layout(constant_id = 5) const uint Y_SIGNED = 0;
 // 1 when an input position o * stride + k * dilation - start_pad, or the input height or width,
 // can pass 2^31 (UINT members up to 2^32-1): taps are then placed with exact 64-bit arithmetic.
 layout(constant_id = 6) const uint WIDE = 0;
+// 1 for ONNX's ConvInteger (dmlvk.onnx): the output is the int32 accumulator itself, no bias and
+// no requantization (store_output writes whole int32 elements). Constants 7-10 belong to the
+// cooperative-matrix and depthwise shaders.
+layout(constant_id = 11) const uint INT32_OUT = 0;
 
 layout(std430, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, binding = 1) readonly buffer W { uint w_words[]; };
@@ -88,6 +92,10 @@ uint output_offset(uint n, uint m, uint oh, uint ow) {
 // invocations' outputs under any DirectML strides.
 void store_output(uint n, uint m, uint oh, uint ow, int acc) {
     uint off = output_offset(n, m, oh, ow);
+    if (INT32_OUT != 0) {          // off counts int32 elements
+        y_words[off] = uint(acc);
+        return;
+    }
     uint bit = (off & 3u) * 8u;
     atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
     atomicOr(y_words[off >> 2], requantize(m, acc) << bit);
