@@ -122,10 +122,10 @@ class Timer:
         return stats(run(n))
 
 
-def copy_seconds(timer: "Timer", nbytes: int, buffers) -> dict:
+def copy_seconds(timer: "Timer", nbytes: int, buffers, warm: bool = True) -> dict:
     src, dst = buffers
     kernel = copy_kernel(nbytes)
-    return timer(lambda n: timer.device.time([(kernel, (src, dst))], n))
+    return timer(lambda n: timer.device.time([(kernel, (src, dst))], n), warm=warm)
 
 
 def depth_space_cases(sizes_bytes, extra=True):
@@ -210,7 +210,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         best_t = best_copy = None
         for r in range(rounds):
             # warmed once; then the GPU stays busy, case and copy back to back
-            c = timer(lambda n: device.time([(copy_kernel(copy_n), (src, dst))], n), warm=r == 0)
+            c = copy_seconds(timer, copy_n, (src, dst), warm=r == 0)
             t = timer(lambda n: op.time([src], [dst], n), warm=False)
             if best_copy is None or c["median_s"] < best_copy:
                 best_copy = c["median_s"]
@@ -542,15 +542,20 @@ def write_outputs(result: dict, out_dir: Path) -> List[Path]:
 
 # ---- driver -------------------------------------------------------------------------------------
 
+def _header(device: Device) -> dict:
+    """When, on which device and host a benchmark ran: every result's first keys."""
+    info = device.info
+    return {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
+                       "api_version": info.api_version, "index": device.index},
+            "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}}
+
+
 def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
     """Only the runtime section (and torch's round trip as its peer)."""
-    info = device.info
     timer = Timer(device, 10, warm_s)
     result = {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
-                   "api_version": info.api_version, "index": device.index},
-        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        **_header(device),
         "runtime": measure_runtime(device, warm=timer.warm),
         "peers_skipped": [],
     }
@@ -562,14 +567,10 @@ def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
 def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool) -> dict:
     """Only the quantized model's frames per second (dmlvk/bench_models.py)."""
     from . import bench_models
-    info = device.info
     timer = Timer(device, 10, warm_s)
     shapes = [(135, 240), (270, 480)] if cpu else bench_models.SHAPES
     result = {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
-                   "api_version": info.api_version, "index": device.index},
-        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        **_header(device),
         "models": bench_models.measure_models(timer, shapes=shapes, batches=[1] if cpu else bench_models.BATCHES),
         "peers_skipped": [],
     }
@@ -595,10 +596,7 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
     progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
     timer = Timer(device, repeats, warm_s)
     result = {
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "device": {"name": info.name, "type": info.device_type, "driver": f"{info.driver_name} {info.driver_info}",
-                   "api_version": info.api_version, "index": device.index},
-        "host": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()},
+        **_header(device),
         "repeats": repeats,
         "warm_s": warm_s,
         "depth_space": measure_depth_space(timer, cases, progress, check, rounds=1 if warm_s == 0 else ROUNDS),

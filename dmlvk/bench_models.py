@@ -16,7 +16,7 @@ import numpy as np
 
 from . import onnx_models as models
 from .bench_peers import _median_wall
-from .onnx import InferenceSession
+from .onnx import InferenceSession, _plan_key
 
 SHAPES = [(540, 960), (1080, 1920)]
 BATCHES = [1, 8]
@@ -34,9 +34,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             x = np.concatenate(models.calibration_frames(n, h, w, seed=3))
             y = session.run(None, {"x": x})[0]
             row = {"input": [n, 1, h, w], "output": list(y.shape), "frames": n}
-            plan = session._plans[(("x", x.shape, x.dtype.str),)]
-            index = next(i for i, (kind, _) in enumerate(plan.steps) if kind == "device")
-            prog, _, _, _, dispatches = plan._programs[index]
+            prog, dispatches = session._plans[_plan_key({"x": x})].device_work()
             t = timer(lambda k: device.time(dispatches, k, barriers=True))
             row["device_s"] = t["median_s"]
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)

@@ -22,6 +22,7 @@ created once per input shape and kept (for the last 4 input shapes). One session
 a time (calls from several threads wait for each other)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections import OrderedDict
@@ -57,10 +58,15 @@ def _onnx():
 
 # ---- host arithmetic (ONNX's definitions) -------------------------------------------------------
 
-def _axis_shape(ndim: int, axis: int, n: int) -> tuple:
-    shape = [1] * ndim
-    shape[axis % ndim] = n
-    return tuple(shape)
+def _along_axis(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int) -> tuple:
+    """Per-axis scale and zero point shaped to broadcast along x's axis; per-tensor ones as they are."""
+    def shaped(a):
+        shape = [1] * x.ndim
+        shape[axis % x.ndim] = a.size
+        return a.reshape(shape)
+    if scale.ndim == 1 and scale.size > 1:
+        return shaped(scale), shaped(zp) if zp.size > 1 else zp
+    return scale, zp
 
 
 def quantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.ndarray:
@@ -69,9 +75,7 @@ def quantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.
     x = np.asarray(x, np.float32)
     scale = np.asarray(scale, np.float32)
     zp = np.zeros((), np.uint8) if zero_point is None else np.asarray(zero_point)
-    if scale.ndim == 1 and scale.size > 1:
-        scale = scale.reshape(_axis_shape(x.ndim, axis, scale.size))
-        zp = zp.reshape(_axis_shape(x.ndim, axis, zp.size)) if zp.size > 1 else zp
+    scale, zp = _along_axis(x, scale, zp, axis)
     info = np.iinfo(zp.dtype)
     with np.errstate(all="ignore"):
         q = np.rint((x / scale).astype(np.float32)) + zp.astype(np.float32)
@@ -83,9 +87,7 @@ def dequantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> n
     x = np.asarray(x)
     scale = np.asarray(scale, np.float32)
     zp = np.zeros((), np.int32) if zero_point is None else np.asarray(zero_point)
-    if scale.ndim == 1 and scale.size > 1:
-        scale = scale.reshape(_axis_shape(x.ndim, axis, scale.size))
-        zp = zp.reshape(_axis_shape(x.ndim, axis, zp.size)) if zp.size > 1 else zp
+    scale, zp = _along_axis(x, scale, zp, axis)
     if x.dtype.itemsize <= 2 and zp.dtype.itemsize <= 2:
         # 8/16-bit values and their difference are exact in float32: the same result, one pass fewer
         return (np.subtract(x, zp, dtype=np.float32) * scale).astype(np.float32, copy=False)
@@ -168,27 +170,20 @@ class InferenceSession:
     def _check_node(self, n: _Node) -> List[str]:
         """Forms of supported ops dmlvk cannot run, as messages (empty when the node is fine)."""
         why = []
-        if n.op == "QLinearConv":
-            for k in (1, 2, 3, 4, 5, 6, 7) + ((8,) if len(n.inputs) > 8 and n.inputs[8] else ()):
-                if k >= len(n.inputs) or n.inputs[k] not in self._consts:
-                    why.append(f"{n.name}: QLinearConv input {k} must be a constant (initializer)")
-                    break
+        if n.op in ("QLinearConv", "ConvInteger"):
+            # QLinearConv: inputs 1-7 required, the bias optional; ConvInteger: the filter required,
+            # the zero points optional. Every one given must be a constant.
+            required, weight = (range(1, 8), 3) if n.op == "QLinearConv" else ((1,), 1)
+            missing = [k for k in required if k >= len(n.inputs) or not n.inputs[k]]
+            missing += [k for k in range(1, len(n.inputs)) if n.inputs[k] and n.inputs[k] not in self._consts]
+            if missing:
+                why.append(f"{n.name}: {n.op} input {min(missing)} must be a constant (initializer)")
             else:
-                w = self._consts[n.inputs[3]]
+                w = self._consts[n.inputs[weight]]
                 if w.ndim != 4:
-                    why.append(f"{n.name}: QLinearConv with a {w.ndim - 2}-D kernel (2-D only)")
+                    why.append(f"{n.name}: {n.op} with a {w.ndim - 2}-D kernel (2-D only)")
                 if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
-                    why.append(f"{n.name}: QLinearConv auto_pad {n.attrs['auto_pad']!r} (give pads)")
-        elif n.op == "ConvInteger":
-            for k in range(1, len(n.inputs)):
-                if n.inputs[k] and n.inputs[k] not in self._consts:
-                    why.append(f"{n.name}: ConvInteger input {k} must be a constant (initializer)")
-                    break
-            else:
-                if len(n.inputs) < 2 or self._consts[n.inputs[1]].ndim != 4:
-                    why.append(f"{n.name}: ConvInteger needs a constant 2-D kernel")
-                if n.attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
-                    why.append(f"{n.name}: ConvInteger auto_pad {n.attrs['auto_pad']!r} (give pads)")
+                    why.append(f"{n.name}: {n.op} auto_pad {n.attrs['auto_pad']!r} (give pads)")
         elif n.op in ("QuantizeLinear", "DequantizeLinear"):
             for k in (1, 2):
                 if k < len(n.inputs) and n.inputs[k] and n.inputs[k] not in self._consts:
@@ -231,7 +226,7 @@ class InferenceSession:
         extra = set(input_feed) - {a.name for a in self._inputs}
         if extra:
             raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
-        key = tuple((k, v.shape, v.dtype.str) for k, v in sorted(feeds.items()))
+        key = _plan_key(feeds)
         with self._lock:          # one run at a time: a plan's device Buffers are shared
             plan = self._plans.get(key)
             if plan is None:
@@ -241,6 +236,11 @@ class InferenceSession:
             self._plans.move_to_end(key)
             values = plan.run(feeds)
         return [values[n] for n in names]
+
+
+def _plan_key(feeds: dict) -> tuple:
+    """The plan cache's key: the inputs' names, shapes and dtypes."""
+    return tuple((k, np.shape(v), np.asarray(v).dtype.str) for k, v in sorted(feeds.items()))
 
 
 def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
@@ -292,18 +292,11 @@ class _Dev:
     dtype: np.dtype
 
 
-def _pads(n: _Node) -> tuple:
-    pads = list(n.attrs.get("pads", [0, 0, 0, 0]))
-    return (pads[0], pads[1]), (pads[2], pads[3])
-
-
-def _conv_output(x_shape, w_shape, n: _Node) -> tuple:
-    (pt, pl), (pb, pr) = _pads(n)
-    s = list(n.attrs.get("strides", [1, 1]))
-    d = list(n.attrs.get("dilations", [1, 1]))
-    oh = (x_shape[2] + pt + pb - ((w_shape[2] - 1) * d[0] + 1)) // s[0] + 1
-    ow = (x_shape[3] + pl + pr - ((w_shape[3] - 1) * d[1] + 1)) // s[1] + 1
-    return (x_shape[0], w_shape[0], oh, ow)
+def _conv_kwargs(n: _Node) -> dict:
+    """A Conv-like node's attributes as the convolution descriptions' keyword arguments."""
+    pt, pl, pb, pr = list(n.attrs.get("pads", [0, 0, 0, 0]))
+    return dict(strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
+                start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)))
 
 
 class _Plan:
@@ -345,16 +338,12 @@ class _Plan:
                     raise UnsupportedModelError(f"{n.name}: QLinearConv input of dtype {dt}, shape {x_shape}")
                 c = [consts[k] for k in n.inputs[1:8]]
                 bias = consts[n.inputs[8]] if len(n.inputs) > 8 and n.inputs[8] else None
-                (pt, pl), (pb, pr) = _pads(n)
                 xs, xzp, w, ws, wzp, ys, yzp = c
                 op, host_inputs, _, _ = prepare_call(
                     np.zeros(x_shape, dt), np.float32(xs.reshape(-1)[0]), xzp.reshape(()).astype(dt),
                     w, ws.astype(np.float32).reshape(-1) if ws.size > 1 else np.float32(ws.reshape(-1)[0]),
                     wzp.reshape(-1) if wzp.size > 1 else wzp.reshape(()), None if bias is None else bias.astype(np.int32),
-                    np.float32(ys.reshape(-1)[0]), yzp.reshape(()),
-                    strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
-                    start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)),
-                    output_dtype=None, device=dev)
+                    np.float32(ys.reshape(-1)[0]), yzp.reshape(()), **_conv_kwargs(n), output_dtype=None, device=dev)
                 bind = [None] + [None if a is None else dev.upload(a) for a in host_inputs[1:]]
                 out_desc = op.output_descs[0]
                 out_shape, out_dt = tuple(out_desc.sizes), out_desc.data_type.numpy_dtype
@@ -403,6 +392,13 @@ class _Plan:
             else:
                 self._run_device(i, what, values)
         return {k: self._host(values, k) for k in [o.name for o in self.session._outputs]}
+
+    def device_work(self) -> tuple:
+        """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
+        what the benchmark and tools/model_probe.py time."""
+        index = next(i for i, (kind, _) in enumerate(self.steps) if kind == "device")
+        made = self._programs[index]
+        return made[0], made[-1]
 
     def _host(self, values: dict, name: str) -> np.ndarray:
         v = values[name]
@@ -479,30 +475,23 @@ class _Plan:
 
 def _conv_integer(n: _Node, x_shape: tuple, dt, consts: dict, dev: Device):
     """The operator and constant bindings of a ConvInteger node (ops.quantized_conv.ConvIntegerDesc)."""
-    from .ops.quantized_conv import ConvIntegerDesc
+    from .ops.quantized_conv import ConvIntegerDesc, small_tensor_bytes
     from .tensor import TensorDesc
     w = consts[n.inputs[1]]
     xzp = consts[n.inputs[2]] if len(n.inputs) > 2 and n.inputs[2] else None
     wzp = consts[n.inputs[3]] if len(n.inputs) > 3 and n.inputs[3] else None
     x_type, w_type = DataType.from_numpy(dt), DataType.from_numpy(w.dtype)
-    m = w.shape[0]
-    (pt, pl), (pb, pr) = _pads(n)
     one = TensorDesc(DataType.FLOAT32, (1, 1, 1, 1))
-    wzp_shape = (1, m, 1, 1) if wzp is not None and wzp.size > 1 else (1, 1, 1, 1)
+    wzp_shape = (1, w.shape[0], 1, 1) if wzp is not None and wzp.size > 1 else (1, 1, 1, 1)
     desc = ConvIntegerDesc(
         TensorDesc(x_type, x_shape), one, None if xzp is None else TensorDesc(x_type, (1, 1, 1, 1)),
         TensorDesc(w_type, w.shape), one, None if wzp is None else TensorDesc(w_type, wzp_shape), None, one, None,
-        TensorDesc(DataType.INT32, _conv_output(x_shape, w.shape, n)),
-        strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
-        start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)))
+        None, **_conv_kwargs(n))                       # the output, once its sizes are known
+    desc = dataclasses.replace(desc, output_tensor=TensorDesc(DataType.INT32, desc.output_sizes()))
     op = dev.operator(desc)
-
-    def small(a):                       # at least the 4 bytes a tensor's total size rounds up to
-        raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-        return dev.upload(np.concatenate([raw, np.zeros(4, np.uint8)]))
-    ones = small(np.float32([1.0]))
-    bind = [None, ones, None if xzp is None else small(xzp), dev.upload(np.ascontiguousarray(w)), ones,
-            None if wzp is None else small(wzp), None, ones, None]
+    upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
+    ones = upload(np.float32([1.0]))
+    bind = [None, ones, upload(xzp), dev.upload(np.ascontiguousarray(w)), ones, upload(wzp), None, ones, None]
     return op, bind
 
 

@@ -27,9 +27,7 @@ def main():
                                device=dev)
     x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
     session.run(None, {"x": x})
-    plan = next(iter(session._plans.values()))
-    index = next(i for i, (kind, _) in enumerate(plan.steps) if kind == "device")
-    dispatches = plan._programs[index][-1]
+    _, dispatches = next(iter(session._plans.values())).device_work()
     timer = Timer(dev, 10, 0.3)
     print(dev.name)
     for kernel, bufs in dispatches:

@@ -269,7 +269,7 @@ class QuantizedLinearConvolutionDesc:
             return [self.kernel(capabilities)], ()
         spec, push = self._spec_push()
         spec += (geo["wm"], int(self._packed_output()), geo["split"])
-        tiles = self.group_count * (geo["mp"] // geo["bm"]) * -(-geo["pixels"] // 128)
+        tiles = geo["tiles"]
         split = geo["split"] > 1
         kernels = [
             Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 32,
@@ -323,8 +323,8 @@ class QuantizedLinearConvolutionDesc:
             part_bytes = split * groups * (mp + 16) * pp * 4
             if part_bytes > SPLITK_MAX_PARTIAL_BYTES:
                 split, part_bytes = 1, 0
-        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=pixels, split=split,
-                    part_bytes=part_bytes)
+        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=pixels, tiles=tiles,
+                    split=split, part_bytes=part_bytes)
 
     def _depthwise_kernel(self) -> Optional[Kernel]:
         """dmlvk/shaders/qlinear_conv_depthwise.comp where it applies, else None."""
@@ -541,6 +541,14 @@ def quantized_linear_convolution(input: ArrayLike, input_scale: ArrayLike, input
     return into_out(out, finish())
 
 
+def small_tensor_bytes(a) -> Optional[np.ndarray]:
+    """A scale, zero-point or bias array's bytes, padded past the 4 bytes a tensor's total size
+    rounds up to (None stays None)."""
+    if a is None:
+        return None
+    return np.concatenate([np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.zeros(4, np.uint8)])
+
+
 def _binding(a, name: str):
     """(TensorDesc, binding) of the input or filter: a DeviceArray's Buffer, or host bytes."""
     if isinstance(a, DeviceArray):
@@ -617,7 +625,7 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
     desc = dataclasses.replace(desc, output_tensor=out_desc)
     device = resolve_device(device)
     op = cached_operator(device, desc)
-    pad4 = lambda a: None if a is None else np.concatenate([a.view(np.uint8), np.zeros(4, np.uint8)])
     out = np.empty(out_desc.total_bytes, np.uint8)
+    pad4 = small_tensor_bytes
     inputs = [x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)]
     return op, inputs, out, lambda: out[:out_desc.element_count].view(out_dtype).reshape(out_sizes)

@@ -88,15 +88,20 @@ uint output_offset(uint n, uint m, uint oh, uint ow) {
     return n * p.out_strides.x + m * p.out_strides.y + oh * p.out_strides.z + ow * p.out_strides.w;
 }
 
-// Stores one output; the byte goes in with atomics, since outputs may share words with other
+// Stores output byte b at byte offset off with atomics, since outputs may share words with other
 // invocations' outputs under any DirectML strides.
+void store_byte(uint off, uint b) {
+    uint bit = (off & 3u) * 8u;
+    atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
+    atomicOr(y_words[off >> 2], b << bit);
+}
+
+// Stores one output: its byte (store_byte), or with INT32_OUT the int32 accumulator.
 void store_output(uint n, uint m, uint oh, uint ow, int acc) {
     uint off = output_offset(n, m, oh, ow);
     if (INT32_OUT != 0) {          // off counts int32 elements
         y_words[off] = uint(acc);
         return;
     }
-    uint bit = (off & 3u) * 8u;
-    atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
-    atomicOr(y_words[off >> 2], requantize(m, acc) << bit);
+    store_byte(off, requantize(m, acc));
 }

@@ -116,11 +116,6 @@ void main() {
     if (PACKED_OUT != 0) {
         y_words[output_offset(n, c, oh, ow) >> 2] = q[0] | (q[1] << 8) | (q[2] << 16) | (q[3] << 24);
     } else {
-        for (uint j = 0; j < 4 && ow + j < OW; ++j) {
-            uint off = output_offset(n, c, oh, ow + j);
-            uint bit = (off & 3u) * 8u;
-            atomicAnd(y_words[off >> 2], ~(0xFFu << bit));
-            atomicOr(y_words[off >> 2], q[j] << bit);
-        }
+        for (uint j = 0; j < 4 && ow + j < OW; ++j) store_byte(output_offset(n, c, oh, ow + j), q[j]);
     }
 }
