@@ -112,8 +112,7 @@ def test_bandwidth_path(device, rng, data_type, b):
             # width 5 splits into chunks only with one element per piece (K = 1)
             shape = (1, b * b, 2, 5) if d2s else (1, 1, 2 * b, 5 * b)
             desc = run_case(device, rng, desc_cls, data_type, b, order, "packed", "packed", shape=shape)
-            k = max(16, b * data_type.bits // 8) // (b * data_type.bits // 8)
-            assert desc.kernel().shader == ("depth_space_rows" if k == 1 else "depth_space"), desc
+            assert desc.kernel().shader == ("depth_space_rows" if data_type.bits >= 32 else "depth_space"), desc
 
 
 @pytest.mark.parametrize("desc_cls", [dmlvk.DepthToSpaceDesc, dmlvk.SpaceToDepthDesc], ids=lambda c: c.__name__)
@@ -382,3 +381,59 @@ def test_rows_path_32_byte_chunks_move_in_halves(device, rng, dt, b):
             device.create_operator(desc).execute([x], [y])
             fn = reference.depth_to_space if d2s else reference.space_to_depth
             assert np.array_equal(y, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order)
+
+
+def _nhwc_gapped(sizes, pixel_pad, row_pad, image_pad):
+    """Unit C stride with gaps after every pixel, row and image (element counts)."""
+    n, c, h, w = sizes
+    px = c + pixel_pad
+    row = w * px + row_pad
+    return (h * row + image_pad, 1, row, px)
+
+
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64],
+                         ids=lambda t: t.name)
+@pytest.mark.parametrize("b", [3, 5, 6])
+def test_rows_path_chunks_of_other_block_sizes(device, rng, data_type, b):
+    """Block sizes whose chunks cannot be 16 or 32 bytes (3, 5, 6) move 8- or 4-byte pieces into
+    chunks of under 8 words; packed and row-pitched layouts (gaps intact), against the reference."""
+    eb = data_type.bits // 8
+    taken = 0
+    for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
+        for order in ORDERS:
+            for w in (8, 4, 5):
+                depth = (2, 2 * b * b, 3, w)
+                space = (2, 2, 3 * b, w * b)
+                shape, out_sizes = (depth, space) if d2s else (space, depth)
+                pad = 8 * b * 8     # a multiple of every piece count times b
+                for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, pad), _row_pitched(out_sizes, 2 * pad))):
+                    desc = run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=shape)
+                    k = desc.kernel()
+                    fits = any(pb % eb == 0 and pb // 4 * b < 8 and w % (pb // eb) == 0 for pb in (8, 4))
+                    assert (k.shader == "depth_space_rows") == fits, (desc, k)
+                    taken += fits
+    possible = any(pb % eb == 0 and pb // 4 * b < 8 for pb in (8, 4))    # float64 B = 5, 6: too wide
+    assert taken >= 8 if possible else taken == 0
+
+
+@pytest.mark.parametrize("eb", [1, 2, 4, 8])
+def test_channel_last_path_with_gaps(device, rng, eb):
+    """NHWC tensors with gaps after pixels, rows and images keep the channel-last path where every
+    pixel starts on a whole vector (always, for 4- and 8-byte elements); the gaps of the output are
+    left as they were."""
+    dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.INT64}[eb]
+    taken = 0
+    for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
+        d2s = desc_cls is dmlvk.DepthToSpace1Desc
+        for order in ORDERS:
+            for b in (2, 3):
+                oc = 16
+                shape = (2, oc * b * b, 3, 4) if d2s else (2, oc, 3 * b, 4 * b)
+                out_sizes = (2, oc, 3 * b, 4 * b) if d2s else (2, oc * b * b, 3, 4)
+                for pads in ((16, 32, 48), (1, 0, 3)):
+                    desc = run_case(device, rng, desc_cls, dt, b, order, _nhwc_gapped(shape, *pads),
+                                    _nhwc_gapped(out_sizes, *pads), shape=shape)
+                    shader = desc.kernel(device.capabilities).shader
+                    assert (shader == "depth_space_nhwc") == (pads[0] == 16 or eb >= 4), (desc, shader)
+                    taken += shader == "depth_space_nhwc"
+    assert taken == (8 if eb < 4 else 16)

@@ -211,12 +211,17 @@ def _depth_space_paths():
     return [
         ("rows d2s uint8", d2s(u8, (1, 4, 3, 16), (1, 1, 6, 32)), ("depth_space_rows", None)),
         ("rows s2d float32", s2d(f32, (1, 1, 6, 16), (1, 4, 3, 8)), ("depth_space_rows", None)),
-        ("elements float64", d2s(f64, (1, 9, 2, 3), (1, 1, 6, 9), 3), ("depth_space", 0)),
+        ("rows B=3 d2s uint8", d2s(u8, (1, 9, 2, 8), (1, 1, 6, 24), 3), ("depth_space_rows", None)),
+        ("rows B=3 s2d float64", s2d(f64, (1, 1, 6, 9), (1, 9, 2, 3), 3), ("depth_space_rows", None)),
+        ("elements float64", d2s(f64, (1, 25, 2, 3), (1, 1, 10, 15), 5), ("depth_space", 0)),
         ("words uint8", d2s(u8, (1, 9, 2, 3), (1, 1, 6, 9), 3), ("depth_space", 1)),
         ("per element uint8", d2s(u8, (1, 4, 2, 3), TensorDesc(u8, (1, 1, 4, 6), (24, 24, 11, 2)), 2),
          ("depth_space", None)),
         ("channel-last float32", dmlvk.DepthToSpace1Desc(TensorDesc(f32, (1, 16, 2, 3), (96, 1, 48, 16)),
                                                           TensorDesc(f32, (1, 4, 4, 6), (96, 1, 24, 4)), 2, DCR),
+         ("depth_space_nhwc", None)),
+        ("channel-last with gaps uint8", dmlvk.DepthToSpace1Desc(TensorDesc(u8, (1, 64, 2, 3), (448, 1, 208, 64)),
+                                                                  TensorDesc(u8, (1, 16, 4, 6), (512, 1, 128, 16)), 2, DCR),
          ("depth_space_nhwc", None)),
     ]
 

@@ -91,19 +91,24 @@ class _DepthSpaceDesc:
         """The bandwidth path (dmlvk/shaders/depth_space_rows.comp), or None when the layout does not
         allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
         into aligned pieces of K elements (4 or 8 bytes) whose BlockSize-wide interleave forms
-        aligned 16/32-byte chunks of the space-side rows."""
+        aligned chunks of the space-side rows: 16 or 32 bytes where the block size allows, else
+        (B = 3, 5, 6, 7) chunks of under 8 words moved as 8- or 4-byte vectors."""
         b, eb = self.block_size, self.input_tensor.element_bytes
         space, depth = ((self.output_tensor, self.input_tensor) if self.depth_to_space
                         else (self.input_tensor, self.output_tensor))
-        k = max(16, b * eb) // (b * eb)
-        if k * b * eb not in (16, 32) or k * eb not in (4, 8):
-            return None
         ss, ds = space.effective_strides, depth.effective_strides
         n, cs, hs, ws = space.sizes
-        if ss[3] != 1 or ds[3] != 1 or (ws // b) % k:
+        if ss[3] != 1 or ds[3] != 1:
             return None
-        if any(st % (k * b) for st in ss[:3]) or any(st % k for st in ds[:3]):
-            return None
+
+        def fits(k):
+            return (ws // b) % k == 0 and all(st % (k * b) == 0 for st in ss[:3]) and all(st % k == 0 for st in ds[:3])
+
+        k = max(16, b * eb) // (b * eb)
+        if not (k * b * eb in (16, 32) and k * eb in (4, 8) and fits(k)):
+            k = next((pb // eb for pb in (8, 4) if pb % eb == 0 and pb // 4 * b < 8 and fits(pb // eb)), None)
+            if k is None:
+                return None
         cpr = ws // (k * b)
         total = n * cs * hs * cpr
         chunks = ROWS_CHUNKS
@@ -115,25 +120,29 @@ class _DepthSpaceDesc:
             count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
     def _nhwc_kernel(self) -> Optional[Kernel]:
-        """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must be
-        packed NHWC, and each output pixel's channels must split into whole 16-, 8- or 4-byte
-        vectors (in DEPTH_COLUMN_ROW order also the contiguous runs they are copied from)."""
+        """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must
+        have unit C stride (NHWC, packed or with gaps between pixels, rows or images), the output
+        no overlap, and each output pixel's channels must split into whole, aligned 16-, 8- or
+        4-byte vectors (in DEPTH_COLUMN_ROW order also the contiguous input runs they are copied
+        from)."""
         inp, out = self.input_tensor, self.output_tensor
         eb, b = inp.element_bytes, self.block_size
-        for d in (inp, out):
-            n, c, h, w = d.sizes
-            if tuple(d.effective_strides) != (h * w * c, 1, w * c, c):
-                return None
+        ist, ost = inp.effective_strides, out.effective_strides
+        if ist[1] != 1 or ost[1] != 1 or nested_order(out.sizes, ost) is None:
+            return None
+        pixel = lambda st: (st[0], st[2], st[3])      # N, H, W strides
         n, oc, oh, ow = out.sizes
-        run = (oc if self.depth_to_space else inp.sizes[1]) * eb     # bytes contiguous in DCR order
-        need = (oc * eb, run) if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW else (oc * eb,)
+        need = [oc * eb] + [st * eb for st in pixel(ost)]
+        if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            need += [(oc if self.depth_to_space else inp.sizes[1]) * eb] + [st * eb for st in pixel(ist)]
         vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
         if vec is None:
             return None
         total = n * oh * ow * oc * eb // vec
         _, ic, ih, iw = inp.sizes
         return Kernel(shader="depth_space_nhwc", spec=(eb, b, int(self.depth_to_space), int(self._order), vec),
-                      push=(n, oh, ow, oc, n, ih, iw, ic), count=total, slots=(0, 1), local_size=256)
+                      push=(n, oh, ow, oc, n, ih, iw, ic) + pixel(ost) + (0,) + pixel(ist) + (0,),
+                      count=total, slots=(0, 1), local_size=256)
 
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
         """The general path (dmlvk/shaders/depth_space.comp): any strides DirectML allows. Its variants:

@@ -1,6 +1,6 @@
 #version 450
-// DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both packed NHWC (element strides
-// {H*W*C, 1, W*C, C}; see dmlvk/ops/depth_space.py, _nhwc_kernel). Each invocation writes one
+// DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both with unit C stride, packed
+// NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Each invocation writes one
 // VEC_BYTES piece (16, 8 or 4 bytes) of an output pixel's channels, so neighbouring invocations
 // write neighbouring vectors. In DEPTH_COLUMN_ROW order the piece's channels are contiguous in one
 // input pixel: one vector load. In COLUMN_ROW_DEPTH order they are BLOCK^2 (depth-to-space) or
@@ -25,6 +25,8 @@ layout(std430, binding = 1) restrict writeonly buffer Dst4 { uvec4 dst4[]; };
 layout(push_constant) uniform Push {
     uvec4 out_dims;        // N, H, W, C of the output
     uvec4 in_dims;         // N, H, W, C of the input
+    uvec4 out_strides;     // element strides N, H, W of the output (C stride is 1)
+    uvec4 in_strides;      // element strides N, H, W of the input (C stride is 1)
     uint items;
     uint first;
 } p;
@@ -46,7 +48,7 @@ uint source(uint n, uint y, uint x, uint c) {
         iy = y * BLOCK + blk / BLOCK; ix = x * BLOCK + blk % BLOCK;
         ic = cin;
     }
-    return ((n * p.in_dims.y + iy) * p.in_dims.z + ix) * p.in_dims.w + ic;
+    return n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic;
 }
 
 void main() {
@@ -57,11 +59,12 @@ void main() {
     uint per_pixel = p.out_dims.w / VEC_ELEMS;
     uint pix = v / per_pixel, c0 = (v % per_pixel) * VEC_ELEMS;
     uint x = pix % p.out_dims.z, y = (pix / p.out_dims.z) % p.out_dims.y, n = pix / (p.out_dims.z * p.out_dims.y);
+    uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
     if (ORDER == 0) {             // a contiguous, aligned run: one vector
         uint at = source(n, y, x, c0) * ELEM_BYTES / VEC_BYTES;
-        if (VEC_BYTES == 16) dst4[v] = src4[at];
-        else if (VEC_BYTES == 8) dst2[v] = src2[at];
-        else dst1[v] = src1[at];
+        if (VEC_BYTES == 16) dst4[o] = src4[at];
+        else if (VEC_BYTES == 8) dst2[o] = src2[at];
+        else dst1[o] = src1[at];
         return;
     }
     uint words[4] = uint[4](0, 0, 0, 0);
@@ -75,7 +78,7 @@ void main() {
             words[pos / 4] |= bits << ((pos % 4) * 8);
         }
     }
-    if (VEC_BYTES == 16) dst4[v] = uvec4(words[0], words[1], words[2], words[3]);
-    else if (VEC_BYTES == 8) dst2[v] = uvec2(words[0], words[1]);
-    else dst1[v] = words[0];
+    if (VEC_BYTES == 16) dst4[o] = uvec4(words[0], words[1], words[2], words[3]);
+    else if (VEC_BYTES == 8) dst2[o] = uvec2(words[0], words[1]);
+    else dst1[o] = words[0];
 }

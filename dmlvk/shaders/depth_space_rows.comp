@@ -2,8 +2,9 @@
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1), bandwidth path: both tensors have unit W stride and
 // rows aligned to whole pieces (see dmlvk/ops/depth_space.py, _rows_kernel).
 //
-// A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes (16 or 32) of one row of the space-side
-// tensor. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
+// A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes of one row of the space-side tensor: 16 or
+// 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
+// 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
 // one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
 // chunks (32-byte chunks: halves of chunks): whole 16-byte words on the space side, whole 4/8-byte
 // words on the depth side, so every memory access is a full, aligned vector and no byte is
@@ -35,7 +36,8 @@ layout(push_constant) uniform Push {
 
 const uint PB = K * ELEM_BYTES;           // piece bytes: 4 or 8
 const uint PW = PB / 4;                   // piece words
-const uint CW = PW * BLOCK;               // chunk words: 4 or 8
+const uint CW = PW * BLOCK;               // chunk words: 4 or 8; 1-7 for other block sizes
+const uint CV = CW % 4 == 0 ? 4 : (CW % 2 == 0 ? 2 : 1);   // words per chunk vector
 const uint EPW = ELEM_BYTES >= 4 ? 1 : 4 / ELEM_BYTES;
 const uint EW = ELEM_BYTES >= 4 ? ELEM_BYTES / 4 : 1;   // words per element
 const uint EBITS = 8 * ELEM_BYTES;
@@ -88,12 +90,22 @@ void move_chunk(uint chunk) {
                 cw[m] = word;
             }
         }
-        for (uint v = 0; v < CW / 4; ++v)
-            dst4[cword / 4 + v] = uvec4(cw[4 * v], cw[4 * v + 1], cw[4 * v + 2], cw[4 * v + 3]);
+        for (uint v = 0; v < CW / CV; ++v) {
+            if (CV == 4) dst4[cword / 4 + v] = uvec4(cw[4 * v], cw[4 * v + 1], cw[4 * v + 2], cw[4 * v + 3]);
+            else if (CV == 2) dst2[cword / 2 + v] = uvec2(cw[2 * v], cw[2 * v + 1]);
+            else dst1[cword + v] = cw[v];
+        }
     } else {
-        for (uint v = 0; v < CW / 4; ++v) {
-            uvec4 x = src4[cword / 4 + v];
-            cw[4 * v] = x.x; cw[4 * v + 1] = x.y; cw[4 * v + 2] = x.z; cw[4 * v + 3] = x.w;
+        for (uint v = 0; v < CW / CV; ++v) {
+            if (CV == 4) {
+                uvec4 x = src4[cword / 4 + v];
+                cw[4 * v] = x.x; cw[4 * v + 1] = x.y; cw[4 * v + 2] = x.z; cw[4 * v + 3] = x.w;
+            } else if (CV == 2) {
+                uvec2 x = src2[cword / 2 + v];
+                cw[2 * v] = x.x; cw[2 * v + 1] = x.y;
+            } else {
+                cw[v] = src1[cword + v];
+            }
         }
         // piece bw element k is chunk element k * BLOCK + bw
         for (uint bw = 0; bw < BLOCK; ++bw) {
