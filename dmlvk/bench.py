@@ -149,6 +149,10 @@ def depth_space_cases(sizes_bytes, extra=True):
             for order in DepthSpaceOrder:
                 for b in (2, 3, 4):
                     yield ("NHWC 64 MiB", d2s, dt, b, order, depth(64 * MiB, eb, b), "nhwc")
+    for dt in (DataType.FLOAT32, DataType.UINT8):
+        for d2s in (True, False):
+            for order in DepthSpaceOrder:
+                yield ("NHWC with gaps 64 MiB", d2s, dt, 2, order, depth(64 * MiB, dt.bits // 8, 2), "nhwc_gapped")
     for dt in (DataType.FLOAT32, DataType.FLOAT16, DataType.UINT8):
         for d2s in (True, False):
             for order in DepthSpaceOrder:
@@ -162,9 +166,12 @@ def depth_space_cases(sizes_bytes, extra=True):
                 yield (f"{mib} MiB", d2s, dt, 2, DepthSpaceOrder.DEPTH_COLUMN_ROW, depth(mib * MiB, dt.bits // 8, 2), "packed")
 
 
-def _nhwc(sizes):
+def _nhwc(sizes, gaps=False):
+    """NHWC element strides; with gaps, 16 spare elements after every pixel and 64 after every row."""
     n, c, h, w = sizes
-    return (h * w * c, 1, w * c, c)
+    px = c + 16 * gaps
+    row = w * px + 64 * gaps
+    return (h * row, 1, row, px)
 
 
 def depth_space_desc(case):
@@ -173,7 +180,7 @@ def depth_space_desc(case):
     n, c, h, w = depth
     space = (n, c // (b * b), h * b, w * b)
     ins, outs = (depth, space) if d2s else (space, depth)
-    st = (lambda s: _nhwc(s)) if kind == "nhwc" else (lambda s: None)
+    st = (lambda s: _nhwc(s, kind == "nhwc_gapped")) if kind.startswith("nhwc") else (lambda s: None)
     cls = DepthToSpace1Desc if d2s else SpaceToDepth1Desc
     return cls(TensorDesc(dt, ins, st(ins)), TensorDesc(dt, outs, st(outs)), b, order)
 
@@ -205,7 +212,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
     def measure(desc, op, row=None):
         """The case and its copy, alternating for `rounds` rounds; each keeps its best median."""
         src, dst = pair(desc)
-        nbytes = desc.input_tensor.total_bytes
+        nbytes = moved_bytes(desc)
         copy_n = nbytes - nbytes % 16
         best_t = best_copy = None
         for r in range(rounds):
@@ -223,7 +230,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         op = device.create_operator(desc)
         t, copy_gbps = measure(desc, op)
         src, dst = pair(desc)
-        nbytes = desc.input_tensor.total_bytes
+        nbytes = moved_bytes(desc)
         if check and (nbytes <= 64 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
             _check_depth_space(desc, src, dst)
         host_s = None
@@ -262,6 +269,37 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         r["pct_of_best_copy"] = 100 * r["gbps"] / best[r["bytes"]]
         r["clock_pct"] = 100 * r["copy_gbps"] / best[r["bytes"]]
     return rows
+
+
+def depth_space_summary(rows) -> List[str]:
+    """The depth/space figures by size class: cases of 64 MiB or more against 90 % of the best
+    same-size copy, 1-8 MiB ones against 70 %, and the 1 GiB ones against torch."""
+    best = _best_copies(rows)
+    pct = lambda r: 100 * r["gbps"] / best[r["bytes"]]
+    name = lambda r: (f"{r['case']} {r['op']} {r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} "
+                      f"B={r['block']} {r['order']}")
+    out = ["## Summary", "", "| cases | count | at or above | median % of best copy | lowest |",
+           "| --- | ---: | ---: | ---: | --- |"]
+    for label, sel, bar in (("64 MiB or more", lambda r: r["bytes"] >= 64 * MiB, 90),
+                            ("1-8 MiB", lambda r: MiB <= r["bytes"] <= 8 * MiB, 70),
+                            ("all", lambda r: True, 90)):
+        group = [r for r in rows if sel(r)]
+        if group:
+            low = min(group, key=pct)
+            out.append(f"| {label} | {len(group)} | {sum(pct(r) >= bar for r in group)} at {bar} % | "
+                       f"{np.median([pct(r) for r in group]):.1f} | {pct(low):.1f} % ({name(low)}) |")
+    vs_torch = [r for r in rows if r.get("torch_gbps") and r["bytes"] >= 1024 * MiB]
+    if vs_torch:
+        low = min(vs_torch, key=lambda r: r["gbps"] / r["torch_gbps"])
+        out += ["", f"Against torch `pixel_shuffle`/`pixel_unshuffle` at 1 GiB ({len(vs_torch)} cases): "
+                    f"{sum(r['gbps'] >= r['torch_gbps'] for r in vs_torch)} at least as fast; the lowest "
+                    f"ratio {low['gbps'] / low['torch_gbps']:.2f} ({name(low)})."]
+    return out + [""]
+
+
+def moved_bytes(desc) -> int:
+    """The bytes a depth/space case reads (and writes): its elements, not the gaps between them."""
+    return desc.input_tensor.element_count * desc.input_tensor.element_bytes
 
 
 def _best_copies(rows) -> dict:
@@ -379,6 +417,7 @@ def markdown(result: dict) -> str:
            f"each case after {result['warm_s']} s of steady copying (clocks up). Bytes moved = read + write.", ""]
     ds = result["depth_space"]
     if ds:
+        out += depth_space_summary(ds)
         out += ["## Depth/space against the same-run uvec4 copy", "",
                 "Each case and its same-size copy timed in alternation, several rounds, each keeping its best. "
                 "'% of copy': against that paired copy; '% of best copy': against the fastest copy of that size "
@@ -531,7 +570,8 @@ def write_outputs(result: dict, out_dir: Path) -> List[Path]:
                                  f"{result['host']['cpus']} CPUs.", ""] + models_markdown(result)))
         return [js, md]
     runtime_only = "depth_space" not in result
-    kind = "runtime" if runtime_only else "conv" if not result["depth_space"] else "bench"
+    kind = ("runtime" if runtime_only else "conv" if not result["depth_space"]
+            else "depth-space" if not result["conv"] else "bench")
     stem = f"{kind}-{slug(result['device']['name'])}"
     js = out_dir / f"{stem}.json"
     js.write_text(json.dumps(result, indent=1))
@@ -588,7 +628,8 @@ def add_torch_roundtrip(result: dict) -> dict:
     return res
 
 
-def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float) -> dict:
+def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float,
+        runtime: bool = True) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
     cases = list(depth_space_cases(sizes, extra=bool(sizes) and max(sizes) >= 64 * MiB))
@@ -601,9 +642,10 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
         "warm_s": warm_s,
         "depth_space": measure_depth_space(timer, cases, progress, check, rounds=1 if warm_s == 0 else ROUNDS),
         "conv": measure_conv(timer, progress, check, conv_batches, rounds=1 if warm_s == 0 else 3),
-        "runtime": measure_runtime(device, warm=timer.warm),
         "peers_skipped": [],
     }
+    if runtime:
+        result["runtime"] = measure_runtime(device, warm=timer.warm)
     if peers:
         add_peers(result, sizes, conv_batches)
     return result
@@ -624,7 +666,7 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
                 r["torch_gbps"] = 2 * r["bytes"] / t / 1e9
         _merge_conv(result, torch_res["conv"])
         result["torch_roundtrip_us"] = torch_res.get("roundtrip_us")
-    ort = run_peer("onnxruntime", {"conv": conv_spec})
+    ort = run_peer("onnxruntime", {"conv": conv_spec}) if conv_spec else {}
     if "skipped" in ort:
         skipped.append(ort["skipped"])
     else:
@@ -659,10 +701,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
-    ap.add_argument("--only", choices=["runtime", "conv", "models"], help="measure only the runtime's per-call "
-                    "costs (writes runtime-DEVICE.json and .md), only the convolution layers and their peers "
-                    "(conv-DEVICE.json, .md and chart), or only the quantized super-resolution model's frames "
-                    "per second (models-DEVICE.json and .md)")
+    ap.add_argument("--only", choices=["runtime", "conv", "models", "depth-space"], help="measure only the "
+                    "runtime's per-call costs (writes runtime-DEVICE.json and .md), only the convolution layers "
+                    "and their peers (conv-DEVICE.json, .md and chart), only the quantized super-resolution "
+                    "model's frames per second (models-DEVICE.json and .md), or only the depth/space cases and "
+                    "their peers (depth-space-DEVICE.json, .md and chart)")
     a = ap.parse_args(argv)
     if a.rerender:
         for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
@@ -690,7 +733,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     if a.only == "conv":
         sizes = []
-    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm)
+    if a.only == "depth-space":
+        batches = []
+    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm, runtime=a.only is None)
     for p in write_outputs(result, Path(a.out)):
         print(p)
     return 0
