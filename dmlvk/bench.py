@@ -130,7 +130,7 @@ def copy_seconds(timer: "Timer", nbytes: int, buffers, warm: bool = True) -> dic
 
 def depth_space_cases(sizes_bytes, extra=True):
     """(label, d2s, data type, block, order, depth-side sizes, strides kind) per case: every size,
-    element size, operator, order and B = 2, 3, 4 packed; with `extra` (GPUs) also NHWC at 64 MiB,
+    element size, operator, order and B = 2, 3, 4 packed; with `extra` (runs with a 64 MiB size) also NHWC at 64 MiB,
     video frames, batch 8 and 2-8 MiB tensors."""
     def depth(nbytes, eb, b, n=1, w=1024):
         c = 72 if b == 3 else 64            # channels divisible by B^2
@@ -231,10 +231,11 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         t, copy_gbps = measure(desc, op)
         src, dst = pair(desc)
         nbytes = moved_bytes(desc)
-        if check and (nbytes <= 64 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
+        # outputs checked (a host reference costs seconds at 64 MiB and more: a sample of those)
+        if check and (nbytes <= 8 * MiB or (case[3] == 2 and case[4] == DepthSpaceOrder.DEPTH_COLUMN_ROW)):
             _check_depth_space(desc, src, dst)
         host_s = None
-        if case[2].bits == 32 and case[6] == "packed" and nbytes <= 64 * MiB:
+        if case[2].bits == 32 and case[3] == 2 and case[6] == "packed" and nbytes <= 64 * MiB:
             # host to host, as ncnn's Python API measures: staging copies and transfers included
             x = np.zeros(desc.input_tensor.sizes, np.float32)
             y = np.empty(desc.output_tensor.sizes, np.float32)
@@ -412,7 +413,7 @@ def slug(name: str) -> str:
 def markdown(result: dict) -> str:
     dev = result["device"]
     out = [f"# dmlvk benchmark: {dev['name']}", "",
-           f"{result['date']}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
+           f"{' and '.join(result.get('merged_dates', [result['date']]))}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
            f"dmlvk: GPU timestamps, median of at least {result['repeats']} back-to-back runs covering 20 ms or more, "
            f"each case after {result['warm_s']} s of steady copying (clocks up). Bytes moved = read + write.", ""]
     ds = result["depth_space"]
@@ -632,7 +633,7 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
         runtime: bool = True) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
-    cases = list(depth_space_cases(sizes, extra=bool(sizes) and max(sizes) >= 64 * MiB))
+    cases = list(depth_space_cases(sizes, extra=64 * MiB in sizes))
     layers = list(conv_layers(conv_batches))
     progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
     timer = Timer(device, repeats, warm_s)
@@ -680,6 +681,23 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
                 r["ncnn_host_to_host_s"] = t
 
 
+def merge_results(results: List[dict]) -> dict:
+    """One result from depth/space runs of different sizes on one device (a run split to fit a
+    time limit): the first run's header and the union of the cases. Each case keeps the figures
+    of its own run; the runs must not share a size, so each size's best copy comes from one run."""
+    first = dict(results[0])
+    for r in results[1:]:
+        if r["device"]["name"] != first["device"]["name"]:
+            raise ValueError(f"runs on different devices: {first['device']['name']} and {r['device']['name']}")
+        shared = {x["bytes"] for x in first["depth_space"]} & {x["bytes"] for x in r["depth_space"]}
+        if shared:
+            raise ValueError(f"runs share tensor sizes {sorted(shared)}; each size's best copy must come from one run")
+        first["depth_space"] = first["depth_space"] + r["depth_space"]
+        first["peers_skipped"] = sorted(set(first.get("peers_skipped", [])) | set(r.get("peers_skipped", [])))
+        first.setdefault("merged_dates", [results[0]["date"]]).append(r["date"])
+    return first
+
+
 def _merge_conv(result: dict, peer_rows: list) -> None:
     for r, peer in zip(result["conv"], peer_rows):
         for name, seconds in peer.items():
@@ -700,7 +718,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="seconds of steady copying before each measurement (default 0.5 on GPUs, 0 on CPU devices)")
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
-    ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown and charts of a benchmark's JSON")
+    ap.add_argument("--rerender", metavar="JSON", nargs="+", help="rewrite the markdown and charts of a benchmark's "
+                    "JSON; of several depth/space runs of different sizes on one device, their union")
     ap.add_argument("--only", choices=["runtime", "conv", "models", "depth-space"], help="measure only the "
                     "runtime's per-call costs (writes runtime-DEVICE.json and .md), only the convolution layers "
                     "and their peers (conv-DEVICE.json, .md and chart), only the quantized super-resolution "
@@ -708,7 +727,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     "their peers (depth-space-DEVICE.json, .md and chart)")
     a = ap.parse_args(argv)
     if a.rerender:
-        for p in write_outputs(json.loads(Path(a.rerender).read_text()), Path(a.out)):
+        for p in write_outputs(merge_results([json.loads(Path(j).read_text()) for j in a.rerender]), Path(a.out)):
             print(p)
         return 0
     if a.repeats < 1:
