@@ -630,7 +630,7 @@ def add_torch_roundtrip(result: dict) -> dict:
 
 
 def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float,
-        runtime: bool = True) -> dict:
+        runtime: bool = True, out_dir: Optional[Path] = None) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
     cases = list(depth_space_cases(sizes, extra=64 * MiB in sizes))
@@ -648,6 +648,8 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
     if runtime:
         result["runtime"] = measure_runtime(device, warm=timer.warm)
     if peers:
+        if out_dir is not None:
+            write_outputs(result, out_dir)      # dmlvk's own figures kept, should a peer not finish
         add_peers(result, sizes, conv_batches)
     return result
 
@@ -667,11 +669,12 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
                 r["torch_gbps"] = 2 * r["bytes"] / t / 1e9
         _merge_conv(result, torch_res["conv"])
         result["torch_roundtrip_us"] = torch_res.get("roundtrip_us")
-    ort = run_peer("onnxruntime", {"conv": conv_spec}) if conv_spec else {}
-    if "skipped" in ort:
-        skipped.append(ort["skipped"])
-    else:
-        _merge_conv(result, ort["conv"])
+    if conv_spec:
+        ort = run_peer("onnxruntime", {"conv": conv_spec})
+        if "skipped" in ort:
+            skipped.append(ort["skipped"])
+        else:
+            _merge_conv(result, ort["conv"])
     ncnn = run_peer("ncnn", {"depth_space": ds_spec})
     if "skipped" in ncnn:
         skipped.append(ncnn["skipped"])
@@ -754,7 +757,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         sizes = []
     if a.only == "depth-space":
         batches = []
-    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm, runtime=a.only is None)
+    result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm, runtime=a.only is None,
+                 out_dir=Path(a.out))
     for p in write_outputs(result, Path(a.out)):
         print(p)
     return 0

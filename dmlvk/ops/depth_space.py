@@ -112,7 +112,10 @@ class _DepthSpaceDesc:
         cpr = ws // (k * b)
         total = n * cs * hs * cpr
         chunks = ROWS_CHUNKS
-        items = total * (2 if k * b * eb == 32 else 1)     # 32-byte chunks move in 16-byte halves
+        cw = k * b * eb // 4                                # chunk words
+        cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
+        # 32-byte chunks move in 16-byte halves; depth-to-space gathers other chunks a vector at a time
+        items = total * (2 if cw == 8 else cw // cv if self.depth_to_space else 1)
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),
@@ -123,8 +126,10 @@ class _DepthSpaceDesc:
         """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must
         have unit C stride (NHWC, packed or with gaps between pixels, rows or images), the output
         no overlap, and each output pixel's channels must split into whole, aligned 16-, 8- or
-        4-byte vectors (in DEPTH_COLUMN_ROW order also the contiguous input runs they are copied
-        from)."""
+        4-byte vectors: in DEPTH_COLUMN_ROW order also the contiguous input runs they are copied
+        from, which span BLOCK pixels when the space side's pixels abut (a depth-to-space vector may
+        then span output pixels); in COLUMN_ROW_DEPTH order the space side's channels, whose
+        vectors move for all BLOCK^2 block positions at once."""
         inp, out = self.input_tensor, self.output_tensor
         eb, b = inp.element_bytes, self.block_size
         ist, ost = inp.effective_strides, out.effective_strides
@@ -132,13 +137,25 @@ class _DepthSpaceDesc:
             return None
         pixel = lambda st: (st[0], st[2], st[3])      # N, H, W strides
         n, oc, oh, ow = out.sizes
-        need = [oc * eb] + [st * eb for st in pixel(ost)]
+        space = out if self.depth_to_space else inp
+        packed_w = space.effective_strides[3] == space.sizes[1]     # the space side's pixels abut
+        need = [st * eb for st in pixel(ost)]
         if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            # contiguous runs: the channels of a block position; with abutting space-side pixels,
+            # a block row's (a vector may then span output pixels, in depth-to-space)
+            run = (oc if self.depth_to_space else inp.sizes[1]) * eb * (b if packed_w else 1)
+            need += [run] + [st * eb for st in pixel(ist)]
+            if not (self.depth_to_space and packed_w):
+                need.append(oc * eb)
+        else:
+            # channel vectors of the space side, for all block positions at once
             need += [(oc if self.depth_to_space else inp.sizes[1]) * eb] + [st * eb for st in pixel(ist)]
         vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
         if vec is None:
             return None
         total = n * oh * ow * oc * eb // vec
+        if self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            total //= b * b
         _, ic, ih, iw = inp.sizes
         return Kernel(shader="depth_space_nhwc", spec=(eb, b, int(self.depth_to_space), int(self._order), vec),
                       push=(n, oh, ow, oc, n, ih, iw, ic) + pixel(ost) + (0,) + pixel(ist) + (0,),

@@ -1,10 +1,8 @@
 #version 450
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both with unit C stride, packed
-// NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Each invocation writes one
-// VEC_BYTES piece (16, 8 or 4 bytes) of an output pixel's channels, so neighbouring invocations
-// write neighbouring vectors. In DEPTH_COLUMN_ROW order the piece's channels are contiguous in one
-// input pixel: one vector load. In COLUMN_ROW_DEPTH order they are BLOCK^2 (depth-to-space) or
-// spread over input pixels (space-to-depth): gathered element by element.
+// NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Every load and
+// store is a whole, aligned VEC_BYTES vector (16, 8 or 4 bytes) of a pixel's channels; see
+// move_dcr and move_crd for the two orders.
 
 #extension GL_EXT_control_flow_attributes : require
 
@@ -34,51 +32,94 @@ layout(push_constant) uniform Push {
 const uint VEC_ELEMS = VEC_BYTES / ELEM_BYTES;
 const uint VEC_WORDS = VEC_BYTES / 4;
 
-// The input element (index in elements) holding output channel c of output pixel (n, y, x).
-uint source(uint n, uint y, uint x, uint c) {
+// The input element (index in elements) holding output channel c of output pixel (n, y, x), in
+// DEPTH_COLUMN_ROW order.
+uint source_dcr(uint n, uint y, uint x, uint c) {
     uint iy, ix, ic;
     if (D2S != 0) {
-        uint i = y % BLOCK, j = x % BLOCK;
         iy = y / BLOCK; ix = x / BLOCK;
-        ic = ORDER == 0 ? (i * BLOCK + j) * p.out_dims.w + c : c * BLOCK * BLOCK + i * BLOCK + j;
+        ic = ((y % BLOCK) * BLOCK + x % BLOCK) * p.out_dims.w + c;
     } else {
-        uint blk, cin;
-        if (ORDER == 0) { blk = c / p.in_dims.w; cin = c % p.in_dims.w; }
-        else { blk = c % (BLOCK * BLOCK); cin = c / (BLOCK * BLOCK); }
+        uint blk = c / p.in_dims.w;
         iy = y * BLOCK + blk / BLOCK; ix = x * BLOCK + blk % BLOCK;
-        ic = cin;
+        ic = c % p.in_dims.w;
     }
     return n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic;
+}
+
+// DEPTH_COLUMN_ROW: invocation v writes the v-th vector of the output's rows. A vector covers
+// VEC_ELEMS elements of a row's pixels x channels; it lies in one pixel, or (depth-to-space with
+// output pixels packed along W) in a run of BLOCK pixels that one input pixel fills. Its source is
+// one contiguous, aligned vector.
+void move_dcr(uint v) {
+    uint per_row = p.out_dims.z * p.out_dims.w / VEC_ELEMS;
+    uint row = v / per_row, e0 = (v % per_row) * VEC_ELEMS;
+    uint x = e0 / p.out_dims.w, c0 = e0 % p.out_dims.w;
+    uint y = row % p.out_dims.y, n = row / p.out_dims.y;
+    uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
+    uint at = source_dcr(n, y, x, c0) * ELEM_BYTES / VEC_BYTES;
+    if (VEC_BYTES == 16) dst4[o] = src4[at];
+    else if (VEC_BYTES == 8) dst2[o] = src2[at];
+    else dst1[o] = src1[at];
+}
+
+const uint BB = BLOCK * BLOCK;
+const uint EW = ELEM_BYTES >= 4 ? ELEM_BYTES / 4 : 1;     // words per element
+const uint EPW = ELEM_BYTES >= 4 ? 1 : 4 / ELEM_BYTES;    // elements per word
+const uint EBITS = 8 * ELEM_BYTES;
+
+uvec4 load_vec(uint elem) {
+    uint at = elem * ELEM_BYTES / VEC_BYTES;
+    if (VEC_BYTES == 16) return src4[at];
+    if (VEC_BYTES == 8) return uvec4(src2[at], 0, 0);
+    return uvec4(src1[at], 0, 0, 0);
+}
+
+// COLUMN_ROW_DEPTH: invocation v moves one channel vector for all BLOCK^2 block positions. In
+// depth-to-space: VEC_ELEMS output channels c0.. of a BLOCK x BLOCK block of output pixels, whose
+// sources are the contiguous input channels c0*BLOCK^2.. of one input pixel (BLOCK^2 vector
+// loads); in space-to-depth the reverse: input channels c0.. of a block of input pixels (BLOCK^2
+// vector loads) to the contiguous output channels c0*BLOCK^2.. of one output pixel. In between,
+// the elements are transposed in registers.
+void move_crd(uint v) {
+    uvec4 dims = D2S != 0 ? p.in_dims : p.out_dims;               // the depth side
+    uint per = (D2S != 0 ? p.out_dims.w : p.in_dims.w) / VEC_ELEMS;   // channel vectors of the space side
+    uint c0 = (v % per) * VEC_ELEMS, pix = v / per;
+    uint x = pix % dims.z, y = (pix / dims.z) % dims.y, n = pix / (dims.z * dims.y);
+    uint a[BB * VEC_WORDS], b[BB * VEC_WORDS];
+    [[unroll]] for (uint t = 0; t < BB; ++t) {
+        uint elem = D2S != 0
+            ? n * p.in_strides.x + y * p.in_strides.y + x * p.in_strides.z + c0 * BB + t * VEC_ELEMS
+            : n * p.in_strides.x + (y * BLOCK + t / BLOCK) * p.in_strides.y + (x * BLOCK + t % BLOCK) * p.in_strides.z + c0;
+        uvec4 q = load_vec(elem);
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) { a[t * VEC_WORDS + w] = q[w]; b[t * VEC_WORDS + w] = 0; }
+    }
+    // depth-to-space: a holds element k*BB + t (channel c0+k, block position t), b gets t*VEC_ELEMS + k;
+    // space-to-depth: a holds t*VEC_ELEMS + k, b gets k*BB + t
+    [[unroll]] for (uint m = 0; m < BB * VEC_ELEMS; ++m) {
+        uint src = D2S != 0 ? (m % VEC_ELEMS) * BB + m / VEC_ELEMS : (m % BB) * VEC_ELEMS + m / BB;
+        if (ELEM_BYTES >= 4) {
+            [[unroll]] for (uint w = 0; w < EW; ++w) b[m * EW + w] = a[src * EW + w];
+        } else {
+            uint bits = bitfieldExtract(a[src / EPW], int((src % EPW) * EBITS), int(EBITS));
+            b[m / EPW] = bitfieldInsert(b[m / EPW], bits, int((m % EPW) * EBITS), int(EBITS));
+        }
+    }
+    [[unroll]] for (uint t = 0; t < BB; ++t) {
+        uint elem = D2S != 0
+            ? n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0
+            : n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0 * BB + t * VEC_ELEMS;
+        uint at = elem * ELEM_BYTES / VEC_BYTES, f = t * VEC_WORDS;
+        if (VEC_BYTES == 16) dst4[at] = uvec4(b[f], b[f + 1], b[f + 2], b[f + 3]);
+        else if (VEC_BYTES == 8) dst2[at] = uvec2(b[f], b[f + 1]);
+        else dst1[at] = b[f];
+    }
 }
 
 void main() {
     uint local = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
                + gl_LocalInvocationID.x;
     if (local >= p.items) return;
-    uint v = p.first + local;
-    uint per_pixel = p.out_dims.w / VEC_ELEMS;
-    uint pix = v / per_pixel, c0 = (v % per_pixel) * VEC_ELEMS;
-    uint x = pix % p.out_dims.z, y = (pix / p.out_dims.z) % p.out_dims.y, n = pix / (p.out_dims.z * p.out_dims.y);
-    uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
-    if (ORDER == 0) {             // a contiguous, aligned run: one vector
-        uint at = source(n, y, x, c0) * ELEM_BYTES / VEC_BYTES;
-        if (VEC_BYTES == 16) dst4[o] = src4[at];
-        else if (VEC_BYTES == 8) dst2[o] = src2[at];
-        else dst1[o] = src1[at];
-        return;
-    }
-    uint words[4] = uint[4](0, 0, 0, 0);
-    [[unroll]] for (uint k = 0; k < VEC_ELEMS; ++k) {
-        uint e = source(n, y, x, c0 + k);
-        if (ELEM_BYTES >= 4) {
-            [[unroll]] for (uint w = 0; w < ELEM_BYTES / 4; ++w) words[k * (ELEM_BYTES / 4) + w] = src1[e * (ELEM_BYTES / 4) + w];
-        } else {
-            uint bits = bitfieldExtract(src1[e * ELEM_BYTES / 4], int((e * ELEM_BYTES % 4) * 8), int(ELEM_BYTES * 8));
-            uint pos = k * ELEM_BYTES;
-            words[pos / 4] |= bits << ((pos % 4) * 8);
-        }
-    }
-    if (VEC_BYTES == 16) dst4[o] = uvec4(words[0], words[1], words[2], words[3]);
-    else if (VEC_BYTES == 8) dst2[o] = uvec2(words[0], words[1]);
-    else dst1[o] = words[0];
+    if (ORDER == 0) move_dcr(p.first + local);
+    else move_crd(p.first + local);
 }

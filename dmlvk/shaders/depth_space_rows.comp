@@ -6,7 +6,8 @@
 // 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
 // 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
 // one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
-// chunks (32-byte chunks: halves of chunks): whole 16-byte words on the space side, whole 4/8-byte
+// chunks (32-byte chunks: halves of chunks; depth-to-space chunks that are not one 16-byte vector:
+// one vector of a chunk): whole 16-byte words on the space side, whole 4/8-byte
 // words on the depth side, so every memory access is a full, aligned vector and no byte is
 // shared between invocations.
 
@@ -51,21 +52,27 @@ uint get_elem(uint w0, uint w1, uint i, uint w) {   // w0/w1: the piece's two wo
     return bitfieldExtract(word, int((i % EPW) * EBITS), int(EBITS));
 }
 
-void move_chunk(uint chunk) {
+// Chunk coordinates: the chunk's first word on the space side, and the depth-side element where
+// the chunk's piece bw starts.
+void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
     uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
     uint row = chunk / cpr, j = chunk - row * cpr;
     uint hs = row % hs_size; row /= hs_size;
     uint cs = row % cs_size;
     uint n = row / cs_size;
     uint bh = hs % BLOCK, h = hs / BLOCK;
-    uint space_elem = n * p.space_strides.x + cs * p.space_strides.y + hs * p.space_strides.z + j * K * BLOCK;
+    cword = word_of(n * p.space_strides.x + cs * p.space_strides.y + hs * p.space_strides.z + j * K * BLOCK);
     uint depth_base = n * p.depth_strides.x + h * p.depth_strides.z + j * K;
-    uint piece_word[BLOCK];
     for (uint bw = 0; bw < BLOCK; ++bw) {
         uint c = ORDER == 0 ? (bh * BLOCK + bw) * cs_size + cs : (cs * BLOCK + bh) * BLOCK + bw;
-        piece_word[bw] = word_of(depth_base + c * p.depth_strides.y);
+        depth_elem[bw] = depth_base + c * p.depth_strides.y;
     }
-    uint cword = word_of(space_elem);
+}
+
+void move_chunk(uint chunk) {
+    uint cword, depth_elem[BLOCK], piece_word[BLOCK];
+    locate(chunk, cword, depth_elem);
+    for (uint bw = 0; bw < BLOCK; ++bw) piece_word[bw] = word_of(depth_elem[bw]);
 
     uint pw[BLOCK][2];   // pieces
     uint cw[8];          // chunk
@@ -127,34 +134,48 @@ void move_chunk(uint chunk) {
     }
 }
 
-// 32-byte chunks (8-byte elements with BLOCK 4, 4-byte elements with BLOCK 8: whole elements,
-// one per piece): each invocation moves one 16-byte half of a chunk, so that neighbouring
-// invocations touch neighbouring 16-byte vectors of the space-side rows.
-void move_half_chunk(uint item) {
-    uint chunk = item / 2, half_index = item % 2;
-    uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
-    uint row = chunk / cpr, j = chunk - row * cpr;
-    uint hs = row % hs_size; row /= hs_size;
-    uint cs = row % cs_size;
-    uint n = row / cs_size;
-    uint bh = hs % BLOCK, h = hs / BLOCK;
-    uint space_elem = n * p.space_strides.x + cs * p.space_strides.y + hs * p.space_strides.z + j * K * BLOCK;
-    uint depth_base = n * p.depth_strides.x + h * p.depth_strides.z + j * K;
-    const uint HALF = 16 / ELEM_BYTES;       // elements in half a chunk
-    uint vec = word_of(space_elem) / 4 + half_index;
-    uvec4 data = D2S == 1 ? uvec4(0) : src4[vec];
-    uint words[4] = uint[4](data.x, data.y, data.z, data.w);
-    for (uint e = 0; e < HALF; ++e) {
-        uint i = half_index * HALF + e;                 // chunk element: piece i % BLOCK, element i / BLOCK
-        uint bw = i % BLOCK, k = i / BLOCK;
-        uint c = ORDER == 0 ? (bh * BLOCK + bw) * cs_size + cs : (cs * BLOCK + bh) * BLOCK + bw;
-        uint at = word_of(depth_base + c * p.depth_strides.y) + k * EW;
-        for (uint w = 0; w < EW; ++w) {
-            if (D2S == 1) words[e * EW + w] = src1[at + w];
-            else dst1[at + w] = words[e * EW + w];
+// Depth-to-space with 32-byte chunks, or chunks that are not whole 16-byte vectors (BLOCK 3, 5, 6,
+// 7): each invocation gathers one PART_WORDS-word part of a chunk, so that neighbouring
+// invocations store neighbouring vectors of the space-side rows.
+const uint PART_WORDS = CW == 8 ? 4 : CV;
+const uint PARTS = CW / PART_WORDS;
+const uint PART_ELEMS = ELEM_BYTES >= 4 ? PART_WORDS / EW : PART_WORDS * EPW;
+
+void move_part_d2s(uint item) {
+    uint chunk = item / PARTS, part = item % PARTS;
+    uint cword, depth_elem[BLOCK];
+    locate(chunk, cword, depth_elem);
+    uint words[4] = uint[4](0, 0, 0, 0);
+    for (uint e = 0; e < PART_ELEMS; ++e) {
+        uint i = part * PART_ELEMS + e;          // chunk element: piece i % BLOCK, element i / BLOCK
+        uint at = depth_elem[i % BLOCK] + i / BLOCK;
+        if (ELEM_BYTES >= 4) {
+            for (uint w = 0; w < EW; ++w) words[e * EW + w] = src1[at * EW + w];
+        } else {
+            uint bits = bitfieldExtract(src1[at / EPW], int((at % EPW) * EBITS), int(EBITS));
+            words[e / EPW] = bitfieldInsert(words[e / EPW], bits, int((e % EPW) * EBITS), int(EBITS));
         }
     }
-    if (D2S == 1) dst4[vec] = uvec4(words[0], words[1], words[2], words[3]);
+    uint at = cword + part * PART_WORDS;
+    if (PART_WORDS == 4) dst4[at / 4] = uvec4(words[0], words[1], words[2], words[3]);
+    else if (PART_WORDS == 2) dst2[at / 2] = uvec2(words[0], words[1]);
+    else dst1[at] = words[0];
+}
+
+// Space-to-depth with 32-byte chunks (8-byte elements with BLOCK 4, 4-byte elements with BLOCK 8:
+// whole elements, one per piece): each invocation moves one 16-byte half of a chunk.
+void move_half_chunk_s2d(uint item) {
+    uint chunk = item / 2, half_index = item % 2;
+    uint cword, depth_elem[BLOCK];
+    locate(chunk, cword, depth_elem);
+    const uint HALF = 16 / ELEM_BYTES;       // elements in half a chunk
+    uvec4 data = src4[cword / 4 + half_index];
+    uint words[4] = uint[4](data.x, data.y, data.z, data.w);
+    for (uint e = 0; e < HALF; ++e) {
+        uint i = half_index * HALF + e;
+        uint at = (depth_elem[i % BLOCK] + i / BLOCK) * EW;
+        for (uint w = 0; w < EW; ++w) dst1[at + w] = words[e * EW + w];
+    }
 }
 
 void main() {
@@ -162,8 +183,10 @@ void main() {
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
-        if (CW == 8) {
-            if (item < 2 * p.dims.w) move_half_chunk(item);
+        if (D2S == 1 && PARTS > 1) {
+            if (item < PARTS * p.dims.w) move_part_d2s(item);
+        } else if (CW == 8) {
+            if (item < 2 * p.dims.w) move_half_chunk_s2d(item);
         } else if (item < p.dims.w) {
             move_chunk(item);
         }
