@@ -114,11 +114,13 @@ class _DepthSpaceDesc:
         chunks = ROWS_CHUNKS
         cw = k * b * eb // 4                                # chunk words
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
-        # 32-byte chunks move in 16-byte halves; depth-to-space gathers other chunks a vector at a time
-        items = total * (2 if cw == 8 else cw // cv if self.depth_to_space else 1)
+        # 32-byte chunks move in 16-byte halves; depth-to-space gathers them, and 8-byte elements'
+        # chunks that are not 16-byte vectors, a vector at a time
+        gather = self.depth_to_space and (cw == 8 or (eb == 8 and cv < 4))
+        items = total * (2 if cw == 8 else cw // cv if gather else 1)
         return Kernel(
             shader="depth_space_rows",
-            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks),
+            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(gather)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 
@@ -128,8 +130,7 @@ class _DepthSpaceDesc:
         no overlap, and each output pixel's channels must split into whole, aligned 16-, 8- or
         4-byte vectors: in DEPTH_COLUMN_ROW order also the contiguous input runs they are copied
         from, which span BLOCK pixels when the space side's pixels abut (a depth-to-space vector may
-        then span output pixels); in COLUMN_ROW_DEPTH order the space side's channels, whose
-        vectors move for all BLOCK^2 block positions at once."""
+        then span output pixels)."""
         inp, out = self.input_tensor, self.output_tensor
         eb, b = inp.element_bytes, self.block_size
         ist, ost = inp.effective_strides, out.effective_strides
@@ -148,16 +149,21 @@ class _DepthSpaceDesc:
             if not (self.depth_to_space and packed_w):
                 need.append(oc * eb)
         else:
-            # channel vectors of the space side, for all block positions at once
-            need += [(oc if self.depth_to_space else inp.sizes[1]) * eb] + [st * eb for st in pixel(ist)]
+            need.append(oc * eb)
         vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
         if vec is None:
             return None
         total = n * oh * ow * oc * eb // vec
-        if self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW:
+        # COLUMN_ROW_DEPTH depth-to-space of 1-byte elements, or with B = 2: a channel vector for
+        # all block positions at once, where its input vectors are aligned (faster there on an H200;
+        # element gathers elsewhere)
+        blocks = (self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW and self.depth_to_space
+                  and (eb == 1 or b == 2) and all(st * eb % vec == 0 for st in pixel(ist)))
+        if blocks:
             total //= b * b
         _, ic, ih, iw = inp.sizes
-        return Kernel(shader="depth_space_nhwc", spec=(eb, b, int(self.depth_to_space), int(self._order), vec),
+        return Kernel(shader="depth_space_nhwc",
+                      spec=(eb, b, int(self.depth_to_space), int(self._order), vec, int(blocks)),
                       push=(n, oh, ow, oc, n, ih, iw, ic) + pixel(ost) + (0,) + pixel(ist) + (0,),
                       count=total, slots=(0, 1), local_size=256)
 

@@ -12,6 +12,7 @@ layout(constant_id = 2) const uint BLOCK = 2;
 layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
+layout(constant_id = 6) const uint CRD_BLOCKS = 0;   // COLUMN_ROW_DEPTH: 1 move_crd_blocks, 0 move_crd
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
 layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
@@ -75,13 +76,42 @@ uvec4 load_vec(uint elem) {
     return uvec4(src1[at], 0, 0, 0);
 }
 
-// COLUMN_ROW_DEPTH: invocation v moves one channel vector for all BLOCK^2 block positions. In
+// COLUMN_ROW_DEPTH: invocation v writes the v-th vector of the output (one pixel's channels),
+// gathering its elements one by one.
+void move_crd(uint v) {
+    uint per_pixel = p.out_dims.w / VEC_ELEMS;
+    uint pix = v / per_pixel, c0 = (v % per_pixel) * VEC_ELEMS;
+    uint x = pix % p.out_dims.z, y = (pix / p.out_dims.z) % p.out_dims.y, n = pix / (p.out_dims.z * p.out_dims.y);
+    uint words[4] = uint[4](0, 0, 0, 0);
+    [[unroll]] for (uint k = 0; k < VEC_ELEMS; ++k) {
+        uint c = c0 + k, iy, ix, ic;
+        if (D2S != 0) {
+            iy = y / BLOCK; ix = x / BLOCK; ic = c * BB + (y % BLOCK) * BLOCK + x % BLOCK;
+        } else {
+            uint blk = c % BB;
+            iy = y * BLOCK + blk / BLOCK; ix = x * BLOCK + blk % BLOCK; ic = c / BB;
+        }
+        uint e = n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic;
+        if (ELEM_BYTES >= 4) {
+            [[unroll]] for (uint w = 0; w < EW; ++w) words[k * EW + w] = src1[e * EW + w];
+        } else {
+            uint bits = bitfieldExtract(src1[e / EPW], int((e % EPW) * EBITS), int(EBITS));
+            words[k / EPW] = bitfieldInsert(words[k / EPW], bits, int((k % EPW) * EBITS), int(EBITS));
+        }
+    }
+    uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
+    if (VEC_BYTES == 16) dst4[o] = uvec4(words[0], words[1], words[2], words[3]);
+    else if (VEC_BYTES == 8) dst2[o] = uvec2(words[0], words[1]);
+    else dst1[o] = words[0];
+}
+
+// COLUMN_ROW_DEPTH, CRD_BLOCKS: invocation v moves one channel vector for all BLOCK^2 block positions. In
 // depth-to-space: VEC_ELEMS output channels c0.. of a BLOCK x BLOCK block of output pixels, whose
 // sources are the contiguous input channels c0*BLOCK^2.. of one input pixel (BLOCK^2 vector
 // loads); in space-to-depth the reverse: input channels c0.. of a block of input pixels (BLOCK^2
 // vector loads) to the contiguous output channels c0*BLOCK^2.. of one output pixel. In between,
 // the elements are transposed in registers.
-void move_crd(uint v) {
+void move_crd_blocks(uint v) {
     uvec4 dims = D2S != 0 ? p.in_dims : p.out_dims;               // the depth side
     uint per = (D2S != 0 ? p.out_dims.w : p.in_dims.w) / VEC_ELEMS;   // channel vectors of the space side
     uint c0 = (v % per) * VEC_ELEMS, pix = v / per;
@@ -121,5 +151,6 @@ void main() {
                + gl_LocalInvocationID.x;
     if (local >= p.items) return;
     if (ORDER == 0) move_dcr(p.first + local);
+    else if (CRD_BLOCKS == 1) move_crd_blocks(p.first + local);
     else move_crd(p.first + local);
 }

@@ -6,8 +6,7 @@
 // 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
 // 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
 // one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
-// chunks (32-byte chunks: halves of chunks; depth-to-space chunks that are not one 16-byte vector:
-// one vector of a chunk): whole 16-byte words on the space side, whole 4/8-byte
+// chunks (32-byte chunks: halves of chunks; with GATHER, one vector of a chunk): whole 16-byte words on the space side, whole 4/8-byte
 // words on the depth side, so every memory access is a full, aligned vector and no byte is
 // shared between invocations.
 
@@ -18,6 +17,7 @@ layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
+layout(constant_id = 7) const uint GATHER = 0;   // 1: depth-to-space gathers a chunk a vector at a time
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -134,9 +134,10 @@ void move_chunk(uint chunk) {
     }
 }
 
-// Depth-to-space with 32-byte chunks, or chunks that are not whole 16-byte vectors (BLOCK 3, 5, 6,
-// 7): each invocation gathers one PART_WORDS-word part of a chunk, so that neighbouring
-// invocations store neighbouring vectors of the space-side rows.
+// Depth-to-space with GATHER (32-byte chunks, and 8-byte elements in chunks that are not whole
+// 16-byte vectors): each invocation gathers one PART_WORDS-word part of a chunk, so that
+// neighbouring invocations store neighbouring vectors of the space-side rows. (For 1- and 2-byte
+// elements in 24-byte chunks, B = 3, gathering was slower on an H200 than moving whole chunks.)
 const uint PART_WORDS = CW == 8 ? 4 : CV;
 const uint PARTS = CW / PART_WORDS;
 const uint PART_ELEMS = ELEM_BYTES >= 4 ? PART_WORDS / EW : PART_WORDS * EPW;
@@ -183,7 +184,7 @@ void main() {
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
-        if (D2S == 1 && PARTS > 1) {
+        if (GATHER == 1) {
             if (item < PARTS * p.dims.w) move_part_d2s(item);
         } else if (CW == 8) {
             if (item < 2 * p.dims.w) move_half_chunk_s2d(item);
