@@ -636,11 +636,18 @@ def add_torch_roundtrip(result: dict) -> dict:
     return res
 
 
+def case_name(case) -> str:
+    """A depth/space case as --match sees it, e.g. '64 MiB DEPTH_TO_SPACE1 UINT8 B=3 DEPTH_COLUMN_ROW nhwc'."""
+    label, d2s, dt, b, order, _, kind = case
+    return f"{label} {'DEPTH_TO_SPACE1' if d2s else 'SPACE_TO_DEPTH1'} {dt.name} B={b} {order.name} {kind}"
+
+
 def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_batches, warm_s: float,
-        runtime: bool = True, out_dir: Optional[Path] = None) -> dict:
+        runtime: bool = True, out_dir: Optional[Path] = None, match: Optional[str] = None) -> dict:
     info = device.info
     sizes = [int(s * MiB) for s in sizes_mib]
-    cases = list(depth_space_cases(sizes, extra=64 * MiB in sizes))
+    cases = [c for c in depth_space_cases(sizes, extra=64 * MiB in sizes)
+             if match is None or re.search(match, case_name(c))]
     layers = list(conv_layers(conv_batches))
     progress = Progress(len(cases) + len(layers), f"bench {info.name[:24]}")
     timer = Timer(device, repeats, warm_s)
@@ -727,6 +734,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--warm", type=float, default=None,
                     help="seconds of steady copying before each measurement (default 0.5 on GPUs, 0 on CPU devices)")
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
+    ap.add_argument("--match", metavar="REGEX", help="only the depth/space cases whose name matches, e.g. "
+                    "'DEPTH_TO_SPACE1 UINT8 B=3' (names: SIZE OPERATOR TYPE B=N ORDER LAYOUT)")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
     ap.add_argument("--rerender", metavar="JSON", nargs="+", help="rewrite the markdown and charts of a benchmark's "
                     "JSON; of several depth/space runs of different sizes on one device, their union")
@@ -742,6 +751,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     if a.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if a.match is not None:
+        try:
+            re.compile(a.match)
+        except re.error as e:
+            ap.error(f"--match is not a regular expression: {e}")
     device = Device(a.device)
     cpu = device.info.device_type == "CPU"
     try:
@@ -765,7 +779,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if a.only == "depth-space":
         batches = []
     result = run(device, sizes, a.repeats, not a.no_peers, not a.no_check, batches, warm, runtime=a.only is None,
-                 out_dir=Path(a.out))
+                 out_dir=Path(a.out), match=a.match)
     for p in write_outputs(result, Path(a.out)):
         print(p)
     return 0

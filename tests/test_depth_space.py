@@ -437,3 +437,15 @@ def test_channel_last_path_with_gaps(device, rng, eb):
                     assert (shader == "depth_space_nhwc") == (pads[0] == 16 or eb >= 4), (desc, shader)
                     taken += shader == "depth_space_nhwc"
     assert taken == (8 if eb < 4 else 16)
+
+
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32], ids=lambda t: t.name)
+def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
+    """Depth-to-space chunks that are not 16-byte vectors are staged in shared memory a workgroup
+    at a time: hundreds of chunks, a partial last workgroup, gaps between rows intact."""
+    for order in ORDERS:
+        shape = (1, 9 * 7, 13, 16)
+        for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched((1, 7, 39, 48), 96))):
+            desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, data_type, 3, order, in_kind, out_kind, shape=shape)
+            k = desc.kernel()
+            assert k.shader == "depth_space_rows" and k.spec[-1] == 2 and k.count > 256 and k.count % 256, k

@@ -115,12 +115,17 @@ class _DepthSpaceDesc:
         cw = k * b * eb // 4                                # chunk words
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
         # 32-byte chunks move in 16-byte halves; depth-to-space gathers them, and 8-byte elements'
-        # chunks that are not 16-byte vectors, a vector at a time
-        gather = self.depth_to_space and (cw == 8 or (eb == 8 and cv < 4))
-        items = total * (2 if cw == 8 else cw // cv if gather else 1)
+        # chunks that are not 16-byte vectors, a vector at a time (gather 1); it stages other
+        # chunks that are not 16-byte vectors in shared memory (gather 2)
+        gather = 0
+        if self.depth_to_space and (cw == 8 or (eb == 8 and cv < 4)):
+            gather = 1
+        elif self.depth_to_space and cv < 4:
+            gather, chunks = 2, 1
+        items = total * (2 if cw == 8 else cw // cv if gather == 1 else 1)
         return Kernel(
             shader="depth_space_rows",
-            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(gather)),
+            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, gather),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 

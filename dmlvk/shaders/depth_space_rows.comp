@@ -17,7 +17,8 @@ layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
-layout(constant_id = 7) const uint GATHER = 0;   // 1: depth-to-space gathers a chunk a vector at a time
+layout(constant_id = 7) const uint GATHER = 0;   // depth-to-space: 1 gathers a chunk a vector at a time,
+                                                 // 2 stages the workgroup's chunks in shared memory
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -69,6 +70,24 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
     }
 }
 
+// GATHER 2 (depth-to-space, chunks that are not whole 16-byte vectors): each invocation builds its
+// chunk in shared memory; then the workgroup stores the chunks' vectors with neighbouring
+// invocations on neighbouring vectors (a 24-byte chunk per invocation would leave each store
+// instruction a third of every 24 bytes).
+shared uint staged[GATHER == 2 ? gl_WorkGroupSize.x * CW : 1];
+shared uint staged_cword[GATHER == 2 ? gl_WorkGroupSize.x : 1];
+
+void store_staged(uint first_chunk) {
+    const uint VPC = CW / CV;                          // vectors per chunk
+    for (uint q = gl_LocalInvocationID.x; q < gl_WorkGroupSize.x * VPC; q += gl_WorkGroupSize.x) {
+        uint ch = q / VPC, part = q - ch * VPC;
+        if (first_chunk + ch >= p.dims.w) break;
+        uint from = ch * CW + part * CV, at = staged_cword[ch] + part * CV;
+        if (CV == 2) dst2[at / 2] = uvec2(staged[from], staged[from + 1]);
+        else dst1[at] = staged[from];
+    }
+}
+
 void move_chunk(uint chunk) {
     uint cword, depth_elem[BLOCK], piece_word[BLOCK];
     locate(chunk, cword, depth_elem);
@@ -96,6 +115,12 @@ void move_chunk(uint chunk) {
                 }
                 cw[m] = word;
             }
+        }
+        if (GATHER == 2) {
+            uint at = gl_LocalInvocationID.x * CW;
+            for (uint m = 0; m < CW; ++m) staged[at + m] = cw[m];
+            staged_cword[gl_LocalInvocationID.x] = cword;
+            return;
         }
         for (uint v = 0; v < CW / CV; ++v) {
             if (CV == 4) dst4[cword / 4 + v] = uvec4(cw[4 * v], cw[4 * v + 1], cw[4 * v + 2], cw[4 * v + 3]);
@@ -184,7 +209,11 @@ void main() {
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
-        if (GATHER == 1) {
+        if (GATHER == 2) {                      // CHUNKS is 1: one chunk per invocation
+            if (item < p.dims.w) move_chunk(item);
+            barrier();
+            store_staged(item - gl_LocalInvocationID.x);
+        } else if (GATHER == 1) {
             if (item < PARTS * p.dims.w) move_part_d2s(item);
         } else if (CW == 8) {
             if (item < 2 * p.dims.w) move_half_chunk_s2d(item);
