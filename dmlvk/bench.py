@@ -420,7 +420,7 @@ def slug(name: str) -> str:
 def markdown(result: dict) -> str:
     dev = result["device"]
     out = [f"# dmlvk benchmark: {dev['name']}", "",
-           f"{' and '.join(result.get('merged_dates', [result['date']]))}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
+           f"{_run_dates(result)}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
            f"dmlvk: GPU timestamps, median of at least {result['repeats']} back-to-back runs covering 20 ms or more, "
            f"each case after {result['warm_s']} s of steady copying (clocks up). Bytes moved = read + write.", ""]
     ds = result["depth_space"]
@@ -438,7 +438,8 @@ def markdown(result: dict) -> str:
             tg = r.get("torch_gbps")
             torch_cols = "| |" if tg is None else f"{tg:.0f} | {r['gbps'] / tg:.2f} |"
             clock = 100 * r["copy_gbps"] / best[r["bytes"]]
-            out.append(f"| {r['case']}{' (NHWC)' if r['layout'] == 'nhwc' else ''} | {r['op']} | "
+            rerun = f" (re-run {r['rerun'][:16]})" if r.get("rerun") else ""
+            out.append(f"| {r['case']}{' (NHWC)' if r['layout'] == 'nhwc' else ''}{rerun} | {r['op']} | "
                        f"{r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} | {r['block']} | {r['order']} | "
                        f"{r.get('shader', '')} | {r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | "
                        f"{100 * r['gbps'] / best[r['bytes']]:.1f} | {clock:.0f} % | {r.get('remeasured', '')} | " + torch_cols)
@@ -698,18 +699,36 @@ def add_peers(result: dict, sizes, conv_batches) -> None:
                 r["ncnn_host_to_host_s"] = t
 
 
+def _run_dates(result: dict) -> str:
+    dates = result.get("merged_dates")
+    if not dates:
+        return result["date"]
+    return f"runs of {', '.join(dates)} (cases a later run measured again are marked 're-run')"
+
+
+def _case_key(row) -> tuple:
+    return row["case"], row["op"], row["data_type"], row["block"], row["order"], row["layout"]
+
+
 def merge_results(results: List[dict]) -> dict:
-    """One result from depth/space runs of different sizes on one device (a run split to fit a
-    time limit): the first run's header and the union of the cases. Each case keeps the figures
-    of its own run; the runs must not share a size, so each size's best copy comes from one run."""
+    """One result from depth/space runs on one device: the first run's header and the union of
+    the cases. A later run either adds sizes no earlier run has (a run split to fit a time limit),
+    or re-measures cases an earlier run has (after a kernel change): those rows are replaced, and
+    keep the date of their run in 'rerun'. Each case keeps the figures of its own run."""
     first = dict(results[0])
+    first["depth_space"] = list(first["depth_space"])
     for r in results[1:]:
         if r["device"]["name"] != first["device"]["name"]:
             raise ValueError(f"runs on different devices: {first['device']['name']} and {r['device']['name']}")
-        shared = {x["bytes"] for x in first["depth_space"]} & {x["bytes"] for x in r["depth_space"]}
+        index = {_case_key(x): i for i, x in enumerate(first["depth_space"])}
+        new = [x for x in r["depth_space"] if _case_key(x) not in index]
+        shared = {x["bytes"] for x in first["depth_space"]} & {x["bytes"] for x in new}
         if shared:
             raise ValueError(f"runs share tensor sizes {sorted(shared)}; each size's best copy must come from one run")
-        first["depth_space"] = first["depth_space"] + r["depth_space"]
+        for x in r["depth_space"]:
+            if _case_key(x) in index:
+                first["depth_space"][index[_case_key(x)]] = {**x, "rerun": r["date"]}
+        first["depth_space"] += new
         first["peers_skipped"] = sorted(set(first.get("peers_skipped", [])) | set(r.get("peers_skipped", [])))
         first.setdefault("merged_dates", [results[0]["date"]]).append(r["date"])
     return first

@@ -31,8 +31,8 @@ def test_depth_space_runs_and_their_union(tmp_path):
     assert len(rm["depth_space"]) == 96 and rm["merged_dates"] == [ra["date"], rb["date"]]
     md = merged.with_suffix(".md").read_text()
     assert "## Summary" in md and "| 1-8 MiB | 96 |" in md and "| all | 96 |" in md
-    with pytest.raises(ValueError, match="share tensor sizes"):
-        merge_results([ra, ra])
+    again = merge_results([ra, ra])            # a run measured again: every case replaced
+    assert len(again["depth_space"]) == 48 and all(r["rerun"] == ra["date"] for r in again["depth_space"])
     with pytest.raises(ValueError, match="different devices"):
         merge_results([ra, {**rb, "device": {**rb["device"], "name": "another"}}])
 
@@ -40,3 +40,19 @@ def test_depth_space_runs_and_their_union(tmp_path):
 def test_size_class_comes_from_the_label():
     assert nominal_mib({"case": "NHWC with gaps 64 MiB", "bytes": 60 << 20}) == 64
     assert nominal_mib({"case": "1x64x540x960", "bytes": 33177600}) == pytest.approx(31.64, abs=0.01)
+
+
+def test_a_later_run_replaces_the_cases_it_measured_again():
+    row = lambda case, gbps, nbytes: {"case": case, "op": "DEPTH_TO_SPACE1", "data_type": "DML_TENSOR_DATA_TYPE_UINT8",
+                                      "block": 3, "order": "DEPTH_COLUMN_ROW", "layout": "packed", "bytes": nbytes,
+                                      "gbps": gbps, "copy_gbps": 100.0}
+    dev = {"name": "gpu"}
+    base = {"date": "d1", "device": dev, "depth_space": [row("64 MiB", 70.0, 64), row("1 MiB", 80.0, 1)]}
+    again = {"date": "d2", "device": dev, "depth_space": [row("64 MiB", 90.0, 64)]}
+    merged = merge_results([base, again])
+    assert [(r["case"], r["gbps"], r.get("rerun")) for r in merged["depth_space"]] == [("64 MiB", 90.0, "d2"),
+                                                                                       ("1 MiB", 80.0, None)]
+    assert base["depth_space"][0]["gbps"] == 70.0          # the inputs are left as they were
+    clash = {"date": "d3", "device": dev, "depth_space": [{**row("64 MiB", 90.0, 64), "block": 2}]}
+    with pytest.raises(ValueError, match="share tensor sizes"):
+        merge_results([base, clash])

@@ -439,7 +439,8 @@ def test_channel_last_path_with_gaps(device, rng, eb):
     assert taken == (8 if eb < 4 else 16)
 
 
-@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32], ids=lambda t: t.name)
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64],
+                         ids=lambda t: t.name)
 def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
     """Depth-to-space chunks that are not 16-byte vectors are staged in shared memory a workgroup
     at a time: hundreds of chunks, a partial last workgroup, gaps between rows intact."""

@@ -25,16 +25,18 @@ def test_many_dispatches_give_the_same_result(device, rng, dtype):
 
 
 def test_more_than_65535_workgroups_in_x(device, rng):
-    # Block size 3 takes the element shader, one invocation per output element: 8,392,014 of them
-    # at 128 per workgroup need 65,563 workgroups, past 65535 in x (a 2-D grid on lavapipe).
-    x = rng.integers(0, 2**31, (1, 9, 991, 941), dtype=np.int32)
-    desc = dmlvk.DepthToSpace1Desc(TensorDesc(DataType.INT32, x.shape), TensorDesc(DataType.INT32, (1, 1, 2973, 2823)),
-                                   3, DepthSpaceOrder.COLUMN_ROW_DEPTH)
+    # An input with W stride 2 takes the element shader, one invocation per output element:
+    # 8,392,014 of them at 128 per workgroup need 65,563 workgroups, past 65535 in x (a 2-D grid
+    # on lavapipe).
+    wide = rng.integers(0, 2**31, (1, 9, 991, 2 * 941), dtype=np.int32)
+    x = wide[..., ::2]
+    desc = dmlvk.DepthToSpace1Desc(TensorDesc(DataType.INT32, x.shape, (9 * 991 * 1882, 991 * 1882, 1882, 2)),
+                                   TensorDesc(DataType.INT32, (1, 1, 2973, 2823)), 3, DepthSpaceOrder.COLUMN_ROW_DEPTH)
     op = device.create_operator(desc)
     k = op.kernels[0]
     assert k.shader == "depth_space" and -(-k.count // k.local_size) > 65535
     y = np.empty((1, 1, 2973, 2823), np.int32)
-    op.execute([x], [y])
+    op.execute([wide.reshape(-1)[:desc.input_tensor.total_bytes // 4]], [y])
     assert np.array_equal(y, reference.depth_to_space(x, 3, "CRD"))
 
 

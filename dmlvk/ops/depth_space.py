@@ -114,11 +114,10 @@ class _DepthSpaceDesc:
         chunks = ROWS_CHUNKS
         cw = k * b * eb // 4                                # chunk words
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
-        # 32-byte chunks move in 16-byte halves; depth-to-space gathers them, and 8-byte elements'
-        # chunks that are not 16-byte vectors, a vector at a time (gather 1); it stages other
-        # chunks that are not 16-byte vectors in shared memory (gather 2)
+        # 32-byte chunks move in 16-byte halves; depth-to-space gathers them a vector at a time
+        # (gather 1), and stages chunks that are not 16-byte vectors in shared memory (gather 2)
         gather = 0
-        if self.depth_to_space and (cw == 8 or (eb == 8 and cv < 4)):
+        if self.depth_to_space and cw == 8:
             gather = 1
         elif self.depth_to_space and cv < 4:
             gather, chunks = 2, 1

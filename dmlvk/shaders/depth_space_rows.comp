@@ -159,10 +159,9 @@ void move_chunk(uint chunk) {
     }
 }
 
-// Depth-to-space with GATHER (32-byte chunks, and 8-byte elements in chunks that are not whole
-// 16-byte vectors): each invocation gathers one PART_WORDS-word part of a chunk, so that
-// neighbouring invocations store neighbouring vectors of the space-side rows. (For 1- and 2-byte
-// elements in 24-byte chunks, B = 3, gathering was slower on an H200 than moving whole chunks.)
+// Depth-to-space with GATHER 1 (32-byte chunks): each invocation gathers one PART_WORDS-word part
+// of a chunk, so that neighbouring invocations store neighbouring vectors of the space-side rows.
+// (For 24-byte chunks, B = 3, this measured slower on an H200 than staging them, GATHER 2.)
 const uint PART_WORDS = CW == 8 ? 4 : CV;
 const uint PARTS = CW / PART_WORDS;
 const uint PART_ELEMS = ELEM_BYTES >= 4 ? PART_WORDS / EW : PART_WORDS * EPW;
