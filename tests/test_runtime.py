@@ -412,3 +412,25 @@ def test_command_line_environment_errors_are_one_line_with_status_2(args, env, w
 def test_command_line_version():
     p = subprocess.run([sys.executable, "-m", "dmlvk", "--version"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0 and p.stdout.strip() == f"dmlvk {dmlvk.__version__}"
+
+
+def test_timing_repeats_share_one_pipeline_per_dispatch(device, rng, monkeypatch):
+    """Device.time records the dispatches `repeats` times over one pipeline and descriptor set per
+    distinct (kernel, Buffers) pair, as an operator executed again reuses its own; the timed
+    executions still compute the result, and such a program cannot be rebound."""
+    from dmlvk.runtime.commands import Program
+    x = rng.random((1, 8, 6, 6), dtype=np.float32)
+    desc = dmlvk.DepthToSpace1Desc(TensorDesc(DataType.FLOAT32, x.shape), TensorDesc(DataType.FLOAT32, (1, 2, 12, 12)),
+                                   2, DepthSpaceOrder.COLUMN_ROW_DEPTH)
+    op = device.create_operator(desc)
+    src, dst = device.upload(x), device.buffer(2 * 12 * 12 * 4)
+    made = []
+    real = type(device)._algorithms
+    monkeypatch.setattr(type(device), "_algorithms", lambda self, k, t: made.append(k) or real(self, k, t))
+    seconds = op.time([src], [dst], 50)
+    assert len(seconds) == 50 and all(s > 0 for s in seconds)
+    assert len(made) == 2 * len(op.kernels)     # one execution first (it stages), then the timed program
+    assert np.array_equal(dst.numpy(np.float32, (1, 2, 12, 12)), reference.depth_to_space(x, 2, "CRD"))
+    prog = Program(device, [(op.kernels[0], (src, dst))] * 3, timestamps=True)
+    with pytest.raises(RuntimeError, match="cannot be rebound"):
+        prog.rebind([(op.kernels[0], (src, dst))] * 3)

@@ -30,14 +30,22 @@ class Program:
     dispatches: (Kernel, Buffers bound to the kernel's bindings) in order; each kernel writes its
     last binding. barriers=False records none (timing back-to-back runs of one operator).
     rebind() points the same kernels at other Buffers: the pipelines stay, the descriptor sets
-    are rewritten and the command buffer is recorded again."""
+    are rewritten and the command buffer is recorded again. Programs recorded with timestamps
+    (which cannot be rebound) make one pipeline and descriptor set per distinct (kernel, Buffers)
+    pair and record it as often as it repeats, as an operator executed again reuses its own."""
 
     def __init__(self, device: Device, dispatches: Sequence[Tuple[Kernel, tuple]],
                  uploads: Sequence[Buffer] = (), downloads: Sequence[Buffer] = (),
                  barriers: bool = True, timestamps: bool = False):
         self.device = device
         self._barriers = barriers
-        made = [device._algorithms(k, [b._tensor for b in bufs]) for k, bufs in dispatches]
+        self._timestamps = timestamps
+        made, shared = [], {}
+        for k, bufs in dispatches:
+            key = (k, tuple(id(b) for b in bufs))
+            if not timestamps or key not in shared:
+                shared[key] = device._algorithms(k, [b._tensor for b in bufs])
+            made.append(shared[key])
         self._algorithms = [[algo for algo, _ in m] for m in made]
         self._pushes = [[push for _, push in m] for m in made]
         ops = self._ops(dispatches, uploads, downloads)
@@ -84,7 +92,10 @@ class Program:
     def rebind(self, dispatches: Sequence[Tuple[Kernel, tuple]], uploads: Sequence[Buffer] = (),
                downloads: Sequence[Buffer] = ()) -> None:
         """The same kernels over other Buffers (and other staging transfers). Not for programs
-        recorded with timestamps (their query pool is sized for the first recording)."""
+        recorded with timestamps (their query pool is sized for the first recording, and their
+        repeated dispatches share pipelines)."""
+        if self._timestamps:
+            raise RuntimeError("a Program recorded with timestamps cannot be rebound")
         with self.device._lock:
             for (_, bufs), algos in zip(dispatches, self._algorithms):
                 for algo in algos:
