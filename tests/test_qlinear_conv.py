@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import dmlvk
+from dmlvk.ops.quantized_conv import prepare_call
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.examples import qconv_examples
 from dmlvk.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, run_onnx_reference,
@@ -66,7 +67,9 @@ def test_beyond_onnxruntime_against_reference(device, rng, types):
 
 
 @pytest.mark.parametrize("m", [2, 8], ids=["direct", "gemm"])
-def test_saturation_and_int32_wraparound(device, m):
+@pytest.mark.parametrize("devname", ["device", "portable_device"])
+def test_saturation_and_int32_wraparound(request, devname, m):
+    device = request.getfixturevalue(devname)     # on CPU devices the first takes the CPU kernel
     # 1x1 conv over 40000 channels of 255 * -127: the exact sum, -1.3e9, plus a bias near the int32
     # limit wraps; the output must follow int32 arithmetic, as the reference does. With 8 output
     # channels the implicit-GEMM shader runs, whose float32 partial sums must stay exact.
@@ -84,7 +87,9 @@ def test_saturation_and_int32_wraparound(device, m):
     assert acc[0, 0, 0, 0] == np.int32(np.int64(-(2**31) + 5 - 255 * 127 * c + 2**32))
 
 
-def test_gemm_partial_sums_stay_exact(device, rng):
+@pytest.mark.parametrize("devname", ["device", "portable_device"])
+def test_gemm_partial_sums_stay_exact(request, devname, rng):
+    device = request.getfixturevalue(devname)     # on CPU devices the first takes the CPU kernel
     # Partial sums that climb far past 2^24 and come back: the output is 100 only if the
     # accumulator is exact (multiplier 1, bias = 100 - the exact sum), so a float32 partial sum
     # kept past 256 products, or any rounding, shows.
@@ -207,3 +212,40 @@ def test_numpy_level_takes_array_likes_and_out(device):
     assert np.array_equal(out, want)
     with pytest.raises(ValueError, match="out has shape"):
         dmlvk.quantized_linear_convolution(np.uint8(x), *args, device=device, out=np.empty((1, 1, 2, 3), np.uint8))
+
+
+def test_cpu_kernel_equals_the_gemm_and_the_reference(device, portable_device, rng):
+    """On CPU devices (lavapipe) groups of 8 or more output channels take qlinear_conv_cpu.comp
+    (its filter packed per 16-channel tile); random shapes, groups, strides, dilations, padding,
+    batches, channel counts that leave partial tiles and pixel counts that leave a partial
+    workgroup, every type combination and per-channel filter zero points: equal to the reference
+    and to the portable implicit GEMM."""
+    taken = 0
+    for case in range(24):
+        g = int(rng.integers(1, 3))
+        mg = int(rng.choice([8, 12, 16, 20, 33]))
+        cg = int(rng.integers(1, 6))
+        kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        n, h, w = int(rng.integers(1, 3)), int(rng.integers(kh + 2, 12)), int(rng.integers(kw + 2, 12))
+        xt = np.uint8 if case % 2 else np.int8
+        wt = np.int8 if case % 3 else np.uint8
+        yt = np.uint8 if case % 4 < 2 else np.int8
+        info = np.iinfo(xt)
+        x = rng.integers(info.min, info.max + 1, (n, g * cg, h, w)).astype(xt)
+        winfo = np.iinfo(wt)
+        filt = rng.integers(winfo.min, winfo.max + 1, (g * mg, cg, kh, kw)).astype(wt)
+        wzp = rng.integers(winfo.min, winfo.max + 1, g * mg).astype(wt) if case % 5 == 0 else wt(3)
+        args = (x, np.float32(0.05), xt(7), filt, rng.uniform(0.001, 0.01, g * mg).astype(np.float32), wzp,
+                rng.integers(-5000, 5000, g * mg).astype(np.int32), np.float32(0.4), yt(5))
+        kwargs = dict(strides=(int(rng.integers(1, 3)), int(rng.integers(1, 3))),
+                      dilations=(int(rng.integers(1, 3)), 1), start_padding=(int(rng.integers(0, 2)), 1),
+                      end_padding=(1, int(rng.integers(0, 2))), group_count=g)
+        want = reference.quantized_linear_convolution(*args, yt, **kwargs)
+        op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=None, device=device)
+        op.execute(inputs, [out])
+        got = finish()
+        portable = dmlvk.quantized_linear_convolution(*args, **kwargs, device=portable_device)
+        assert np.array_equal(got, want) and np.array_equal(portable, want), (case, kwargs, x.shape, filt.shape)
+        taken += op.kernels[-1].shader == "qlinear_conv_cpu"
+    if device.capabilities.device_type == "CPU":
+        assert taken == 24

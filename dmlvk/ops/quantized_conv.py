@@ -22,6 +22,7 @@ _Q8 = {DataType.INT8, DataType.UINT8}
 (INPUT, INPUT_SCALE, INPUT_ZP, FILTER, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP,
  OUTPUT) = range(10)
 _PARAMS = 10      # the operator's own buffer of host-computed requantization parameters
+_CPU_FILTER = 11   # the CPU path's scratch: the filter packed by qconv_pack_filter_cpu.comp
 _XP, _WP, _PART = 11, 12, 13  # the cooperative-matrix path's scratch: the repacked input and filter,
                                # and split-K partials
 _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
@@ -38,6 +39,11 @@ GEMM_MIN_CHANNELS = 8
 COOPMAT_MIN_CHANNELS = 4
 COOPMAT_MIN_INPUT_CHANNELS = 8
 COOPMAT_MAX_PACKED_BYTES = 1 << 31
+# CPU devices (lavapipe) take dmlvk/shaders/qlinear_conv_cpu.comp from this many output channels
+# per group: CPU_PIXELS output pixels x 16 channels per invocation, CPU_LOCAL invocations per workgroup.
+CPU_MIN_CHANNELS = 8
+CPU_PIXELS = 4
+CPU_LOCAL = 64
 # Small batches: when fewer output tiles than this exist (they cannot fill a large GPU), K is
 # split into slices of at least 2 steps so that about SPLITK_TARGET workgroups run.
 SPLITK_TARGET = 128
@@ -266,7 +272,8 @@ class QuantizedLinearConvolutionDesc:
             return [depthwise], ()
         geo = self._packed_geometry(capabilities)
         if geo is None:
-            return [self.kernel(capabilities)], ()
+            cpu = self._cpu_plan(capabilities)
+            return cpu if cpu is not None else ([self.kernel(capabilities)], ())
         spec, push = self._spec_push()
         spec += (geo["wm"], int(self._packed_output()), geo["split"])
         tiles = geo["tiles"]
@@ -286,6 +293,30 @@ class QuantizedLinearConvolutionDesc:
                                   local_size=128))
             return kernels, (geo["xp_bytes"], geo["wp_bytes"], geo["part_bytes"])
         return kernels, (geo["xp_bytes"], geo["wp_bytes"])
+
+    def _cpu_plan(self, capabilities: Optional[Capabilities]) -> Optional[tuple]:
+        """On CPU devices (lavapipe), groups of CPU_MIN_CHANNELS output channels or more: the
+        filter packed per 16-channel tile (dmlvk/shaders/qconv_pack_filter_cpu.comp), then
+        dmlvk/shaders/qlinear_conv_cpu.comp, which loads a 16-byte filter vector and one input byte
+        per pixel for 64 multiply-adds. None elsewhere."""
+        if capabilities is None or not capabilities.cpu_kernels:
+            return None
+        geo = self.conv_params()
+        m, cg, kh, kw = geo["filter"]
+        mg = m // self.group_count
+        if mg < CPU_MIN_CHANNELS:
+            return None
+        spec, push = self._spec_push()
+        out4 = _as_4d(self.output_sizes(), 1)
+        tiles, k = -(-mg // 16), cg * kh * kw
+        pixels = out4[0] * out4[2] * out4[3]
+        per_group = CPU_LOCAL * CPU_PIXELS
+        return ([Kernel(shader="qconv_pack_filter_cpu", spec=spec, push=push, count=self.group_count * tiles * k,
+                        slots=(INPUT, FILTER, _PARAMS, _CPU_FILTER), local_size=64),
+                 Kernel(shader="qlinear_conv_cpu", spec=spec, push=push,
+                        count=self.group_count * tiles * -(-pixels // per_group) * CPU_LOCAL,
+                        slots=(INPUT, _CPU_FILTER, _PARAMS, OUTPUT), local_size=CPU_LOCAL)],
+                (self.group_count * tiles * k * 16,))
 
     def _packed_geometry(self, capabilities: Optional[Capabilities]) -> Optional[dict]:
         """The packed operands' sizes (dmlvk/shaders/qconv_packed.glsl) if the cooperative-matrix

@@ -24,6 +24,7 @@ class Capabilities:
     max_subgroup_size: int = 0
     cooperative_matrix_types: tuple = ()  # vkinfo.CooperativeMatrixType, when cooperativeMatrix is on
     disabled: frozenset = field(default=frozenset())   # names hidden by without() / the environment
+    device_type: str = ""                 # VkPhysicalDeviceType: "CPU" for lavapipe and other software devices
 
     def has(self, name: str) -> bool:
         return name in self.features
@@ -51,10 +52,19 @@ class Capabilities:
         return tuple((t.m, t.n, t.k) for t in self.cooperative_matrix_types
                      if (t.a, t.b, t.result, t.scope) == (a, b, result, "subgroup"))
 
+    @property
+    def cpu_kernels(self) -> bool:
+        """Whether kernels written for CPU devices (lavapipe) may be chosen: on a CPU device, unless
+        hidden as the pseudo-feature "cpuKernels" (or by "all")."""
+        return self.device_type == "CPU" and CPU_KERNELS not in self.disabled
+
     def without(self, names: Iterable[str]) -> "Capabilities":
-        """The same record with the named features (or every feature, for "all") hidden."""
+        """The same record with the named features (or every feature, for "all") hidden;
+        "cpuKernels" hides the CPU-device kernels."""
         names = set(names)
         gone = set(self.features) if "all" in names else names & self.features
+        if self.device_type == "CPU" and ("all" in names or CPU_KERNELS in names):
+            gone.add(CPU_KERNELS)
         types = () if "cooperativeMatrix" in gone else self.cooperative_matrix_types
         return replace(self, features=self.features - gone, disabled=self.disabled | gone,
                        cooperative_matrix_types=types)
@@ -79,6 +89,9 @@ class Capabilities:
         return out
 
 
+CPU_KERNELS = "cpuKernels"
+
+
 def disabled_by_environment() -> set:
     raw = os.environ.get(DISABLE_ENV, "")
     return {n.strip() for n in raw.split(",") if n.strip()}
@@ -90,5 +103,6 @@ def device_capabilities(info: PhysicalDeviceInfo, enabled: Iterable[str], api_ve
     caps = Capabilities(
         features=enabled, api_version=api_version, subgroup_size=info.subgroup_size,
         min_subgroup_size=info.min_subgroup_size, max_subgroup_size=info.max_subgroup_size,
-        cooperative_matrix_types=info.cooperative_matrix_types if "cooperativeMatrix" in enabled else ())
+        cooperative_matrix_types=info.cooperative_matrix_types if "cooperativeMatrix" in enabled else (),
+        device_type=info.device_type)
     return caps.without(disabled_by_environment())

@@ -36,6 +36,8 @@ VARIANTS = (
     ("qlinear_conv", ()),
     ("qlinear_conv_gemm", ()),
     ("qlinear_conv_depthwise", ()),
+    ("qconv_pack_filter_cpu", ()),
+    ("qlinear_conv_cpu", ()),
     ("qconv_pack_input", ()),
     ("qconv_pack_filter", ()),
     ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),
