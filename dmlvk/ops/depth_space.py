@@ -114,17 +114,15 @@ class _DepthSpaceDesc:
         chunks = ROWS_CHUNKS
         cw = k * b * eb // 4                                # chunk words
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
-        # 32-byte chunks move in 16-byte halves; depth-to-space gathers them a vector at a time
-        # (gather 1), and stages chunks that are not 16-byte vectors in shared memory (gather 2)
-        gather = 0
-        if self.depth_to_space and cw == 8:
-            gather = 1
-        elif self.depth_to_space and cv < 4:
-            gather, chunks = 2, 1
-        items = total * (2 if cw == 8 else cw // cv if gather == 1 else 1)
+        # 32-byte chunks move in 16-byte halves; depth-to-space stages chunks that are not
+        # 16-byte vectors in shared memory
+        staged = self.depth_to_space and cv < 4
+        if staged:
+            chunks = 1
+        items = total * (2 if cw == 8 else 1)
         return Kernel(
             shader="depth_space_rows",
-            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, gather),
+            spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
 

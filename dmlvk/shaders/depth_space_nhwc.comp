@@ -12,7 +12,7 @@ layout(constant_id = 2) const uint BLOCK = 2;
 layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
-layout(constant_id = 6) const uint CRD_BLOCKS = 0;   // COLUMN_ROW_DEPTH: 1 move_crd_blocks, 0 move_crd
+layout(constant_id = 6) const uint CRD_BLOCKS = 0;   // COLUMN_ROW_DEPTH depth-to-space: 1 move_crd_blocks
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
 layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
@@ -105,29 +105,23 @@ void move_crd(uint v) {
     else dst1[o] = words[0];
 }
 
-// COLUMN_ROW_DEPTH, CRD_BLOCKS: invocation v moves one channel vector for all BLOCK^2 block positions. In
-// depth-to-space: VEC_ELEMS output channels c0.. of a BLOCK x BLOCK block of output pixels, whose
-// sources are the contiguous input channels c0*BLOCK^2.. of one input pixel (BLOCK^2 vector
-// loads); in space-to-depth the reverse: input channels c0.. of a block of input pixels (BLOCK^2
-// vector loads) to the contiguous output channels c0*BLOCK^2.. of one output pixel. In between,
-// the elements are transposed in registers.
+// COLUMN_ROW_DEPTH depth-to-space, CRD_BLOCKS: invocation v moves VEC_ELEMS output channels c0..
+// of a BLOCK x BLOCK block of output pixels, whose sources are the contiguous input channels
+// c0*BLOCK^2.. of one input pixel: BLOCK^2 vector loads, a transpose in registers, BLOCK^2 vector
+// stores. (For space-to-depth the mirror image measured slower on an H200 than move_crd.)
 void move_crd_blocks(uint v) {
-    uvec4 dims = D2S != 0 ? p.in_dims : p.out_dims;               // the depth side
-    uint per = (D2S != 0 ? p.out_dims.w : p.in_dims.w) / VEC_ELEMS;   // channel vectors of the space side
-    uint c0 = (v % per) * VEC_ELEMS, pix = v / per;
-    uint x = pix % dims.z, y = (pix / dims.z) % dims.y, n = pix / (dims.z * dims.y);
+    uint per = p.out_dims.w / VEC_ELEMS;                 // channel vectors of an output pixel
+    uint c0 = (v % per) * VEC_ELEMS, pix = v / per;      // pix: the input pixel
+    uint x = pix % p.in_dims.z, y = (pix / p.in_dims.z) % p.in_dims.y, n = pix / (p.in_dims.z * p.in_dims.y);
     uint a[BB * VEC_WORDS], b[BB * VEC_WORDS];
+    uint first = n * p.in_strides.x + y * p.in_strides.y + x * p.in_strides.z + c0 * BB;
     [[unroll]] for (uint t = 0; t < BB; ++t) {
-        uint elem = D2S != 0
-            ? n * p.in_strides.x + y * p.in_strides.y + x * p.in_strides.z + c0 * BB + t * VEC_ELEMS
-            : n * p.in_strides.x + (y * BLOCK + t / BLOCK) * p.in_strides.y + (x * BLOCK + t % BLOCK) * p.in_strides.z + c0;
-        uvec4 q = load_vec(elem);
+        uvec4 q = load_vec(first + t * VEC_ELEMS);
         [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) { a[t * VEC_WORDS + w] = q[w]; b[t * VEC_WORDS + w] = 0; }
     }
-    // depth-to-space: a holds element k*BB + t (channel c0+k, block position t), b gets t*VEC_ELEMS + k;
-    // space-to-depth: a holds t*VEC_ELEMS + k, b gets k*BB + t
+    // a holds element k*BB + t (channel c0+k, block position t); b gets t*VEC_ELEMS + k
     [[unroll]] for (uint m = 0; m < BB * VEC_ELEMS; ++m) {
-        uint src = D2S != 0 ? (m % VEC_ELEMS) * BB + m / VEC_ELEMS : (m % BB) * VEC_ELEMS + m / BB;
+        uint src = (m % VEC_ELEMS) * BB + m / VEC_ELEMS;
         if (ELEM_BYTES >= 4) {
             [[unroll]] for (uint w = 0; w < EW; ++w) b[m * EW + w] = a[src * EW + w];
         } else {
@@ -136,9 +130,8 @@ void move_crd_blocks(uint v) {
         }
     }
     [[unroll]] for (uint t = 0; t < BB; ++t) {
-        uint elem = D2S != 0
-            ? n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0
-            : n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0 * BB + t * VEC_ELEMS;
+        uint elem = n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y
+                  + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0;
         uint at = elem * ELEM_BYTES / VEC_BYTES, f = t * VEC_WORDS;
         if (VEC_BYTES == 16) dst4[at] = uvec4(b[f], b[f + 1], b[f + 2], b[f + 3]);
         else if (VEC_BYTES == 8) dst2[at] = uvec2(b[f], b[f + 1]);

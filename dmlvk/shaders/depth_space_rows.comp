@@ -6,8 +6,8 @@
 // 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
 // 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
 // one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
-// chunks (32-byte chunks: halves of chunks; with GATHER, one vector of a chunk): whole 16-byte words on the space side, whole 4/8-byte
-// words on the depth side, so every memory access is a full, aligned vector and no byte is
+// chunks (32-byte chunks: halves of chunks; STAGED: see store_staged): whole 16-byte words on the
+// space side, whole 4/8-byte words on the depth side, so every memory access is a full, aligned vector and no byte is
 // shared between invocations.
 
 layout(local_size_x_id = 0) in;
@@ -17,8 +17,7 @@ layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
-layout(constant_id = 7) const uint GATHER = 0;   // depth-to-space: 1 gathers a chunk a vector at a time,
-                                                 // 2 stages the workgroup's chunks in shared memory
+layout(constant_id = 7) const uint STAGED = 0;   // 1: depth-to-space stages the workgroup's chunks in shared memory
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -70,12 +69,12 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
     }
 }
 
-// GATHER 2 (depth-to-space, chunks that are not whole 16-byte vectors): each invocation builds its
+// STAGED (depth-to-space, chunks that are not whole 16-byte vectors): each invocation builds its
 // chunk in shared memory; then the workgroup stores the chunks' vectors with neighbouring
 // invocations on neighbouring vectors (a 24-byte chunk per invocation would leave each store
 // instruction a third of every 24 bytes).
-shared uint staged[GATHER == 2 ? gl_WorkGroupSize.x * CW : 1];
-shared uint staged_cword[GATHER == 2 ? gl_WorkGroupSize.x : 1];
+shared uint staged[STAGED == 1 ? gl_WorkGroupSize.x * CW : 1];
+shared uint staged_cword[STAGED == 1 ? gl_WorkGroupSize.x : 1];
 
 void store_staged(uint first_chunk) {
     const uint VPC = CW / CV;                          // vectors per chunk
@@ -116,7 +115,7 @@ void move_chunk(uint chunk) {
                 cw[m] = word;
             }
         }
-        if (GATHER == 2) {
+        if (STAGED == 1) {
             uint at = gl_LocalInvocationID.x * CW;
             for (uint m = 0; m < CW; ++m) staged[at + m] = cw[m];
             staged_cword[gl_LocalInvocationID.x] = cword;
@@ -159,48 +158,26 @@ void move_chunk(uint chunk) {
     }
 }
 
-// Depth-to-space with GATHER 1 (32-byte chunks): each invocation gathers one PART_WORDS-word part
-// of a chunk, so that neighbouring invocations store neighbouring vectors of the space-side rows.
-// (For 24-byte chunks, B = 3, this measured slower on an H200 than staging them, GATHER 2.)
-const uint PART_WORDS = CW == 8 ? 4 : CV;
-const uint PARTS = CW / PART_WORDS;
-const uint PART_ELEMS = ELEM_BYTES >= 4 ? PART_WORDS / EW : PART_WORDS * EPW;
-
-void move_part_d2s(uint item) {
-    uint chunk = item / PARTS, part = item % PARTS;
-    uint cword, depth_elem[BLOCK];
-    locate(chunk, cword, depth_elem);
-    uint words[4] = uint[4](0, 0, 0, 0);
-    for (uint e = 0; e < PART_ELEMS; ++e) {
-        uint i = part * PART_ELEMS + e;          // chunk element: piece i % BLOCK, element i / BLOCK
-        uint at = depth_elem[i % BLOCK] + i / BLOCK;
-        if (ELEM_BYTES >= 4) {
-            for (uint w = 0; w < EW; ++w) words[e * EW + w] = src1[at * EW + w];
-        } else {
-            uint bits = bitfieldExtract(src1[at / EPW], int((at % EPW) * EBITS), int(EBITS));
-            words[e / EPW] = bitfieldInsert(words[e / EPW], bits, int((e % EPW) * EBITS), int(EBITS));
-        }
-    }
-    uint at = cword + part * PART_WORDS;
-    if (PART_WORDS == 4) dst4[at / 4] = uvec4(words[0], words[1], words[2], words[3]);
-    else if (PART_WORDS == 2) dst2[at / 2] = uvec2(words[0], words[1]);
-    else dst1[at] = words[0];
-}
-
-// Space-to-depth with 32-byte chunks (8-byte elements with BLOCK 4, 4-byte elements with BLOCK 8:
-// whole elements, one per piece): each invocation moves one 16-byte half of a chunk.
-void move_half_chunk_s2d(uint item) {
+// 32-byte chunks (8-byte elements with BLOCK 4, 4-byte elements with BLOCK 8: whole elements, one
+// per piece): each invocation moves one 16-byte half of a chunk, so that neighbouring invocations
+// touch neighbouring 16-byte vectors of the space-side rows.
+void move_half_chunk(uint item) {
     uint chunk = item / 2, half_index = item % 2;
     uint cword, depth_elem[BLOCK];
     locate(chunk, cword, depth_elem);
     const uint HALF = 16 / ELEM_BYTES;       // elements in half a chunk
-    uvec4 data = src4[cword / 4 + half_index];
+    uint vec = cword / 4 + half_index;
+    uvec4 data = D2S == 1 ? uvec4(0) : src4[vec];
     uint words[4] = uint[4](data.x, data.y, data.z, data.w);
     for (uint e = 0; e < HALF; ++e) {
-        uint i = half_index * HALF + e;
+        uint i = half_index * HALF + e;      // chunk element: piece i % BLOCK, element i / BLOCK
         uint at = (depth_elem[i % BLOCK] + i / BLOCK) * EW;
-        for (uint w = 0; w < EW; ++w) dst1[at + w] = words[e * EW + w];
+        for (uint w = 0; w < EW; ++w) {
+            if (D2S == 1) words[e * EW + w] = src1[at + w];
+            else dst1[at + w] = words[e * EW + w];
+        }
     }
+    if (D2S == 1) dst4[vec] = uvec4(words[0], words[1], words[2], words[3]);
 }
 
 void main() {
@@ -208,14 +185,12 @@ void main() {
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
-        if (GATHER == 2) {                      // CHUNKS is 1: one chunk per invocation
+        if (STAGED == 1) {                      // CHUNKS is 1: one chunk per invocation
             if (item < p.dims.w) move_chunk(item);
             barrier();
             store_staged(item - gl_LocalInvocationID.x);
-        } else if (GATHER == 1) {
-            if (item < PARTS * p.dims.w) move_part_d2s(item);
         } else if (CW == 8) {
-            if (item < 2 * p.dims.w) move_half_chunk_s2d(item);
+            if (item < 2 * p.dims.w) move_half_chunk(item);
         } else if (item < p.dims.w) {
             move_chunk(item);
         }
