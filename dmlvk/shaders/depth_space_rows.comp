@@ -2,13 +2,13 @@
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1), bandwidth path: both tensors have unit W stride and
 // rows aligned to whole pieces (see dmlvk/ops/depth_space.py, _rows_kernel).
 //
-// A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes of one row of the space-side tensor: 16 or
-// 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
-// 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes each),
-// one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves CHUNKS
-// chunks (32-byte chunks: halves of chunks; STAGED: see store_staged): whole 16-byte words on the
-// space side, whole 4/8-byte words on the depth side, so every memory access is a full, aligned vector and no byte is
-// shared between invocations.
+// A "chunk" is CB = K*BLOCK*ELEM_BYTES contiguous bytes of one row of the space-side tensor: 16
+// or 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
+// 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes
+// each), one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves
+// CHUNKS chunks (32-byte chunks: halves of chunks; STAGED: see store_staged): whole vectors on
+// the space side, whole 4/8-byte words on the depth side, so every memory access is a full,
+// aligned vector and no byte is shared between invocations.
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
