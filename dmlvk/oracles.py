@@ -55,9 +55,22 @@ def run_onnx_reference(model, inputs: list) -> np.ndarray:
     return ReferenceEvaluator(model).run(None, {n: a for n, a in inputs if a is not None})[0]
 
 
-def _q(rng, dtype, shape, lo=None, hi=None):
+def random_ints(rng, dtype, shape, lo=None, hi=None):
+    """Integers of an integer dtype over [lo, hi], by default its whole range."""
     info = np.iinfo(dtype)
     return rng.integers(info.min if lo is None else lo, (info.max if hi is None else hi) + 1, shape).astype(dtype)
+
+
+def random_window(rng, size_below: int):
+    """A random 2-D convolution window: ((KH, KW), dilations, start pads, end pads, H, W), the input
+    height and width below size_below and at least what the dilated kernel needs after padding."""
+    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+    pads0 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    pads1 = tuple(int(v) for v in rng.integers(0, 3, 2))
+    h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - pads0[0] - pads1[0]), size_below))
+    w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - pads0[1] - pads1[1]), size_below))
+    return (kh, kw), dil, pads0, pads1, h, w
 
 
 def random_case(rng, x_dtype, w_dtype, y_dtype, *, per_channel=True, equal_w_zp=True, zero_points=True,
@@ -70,27 +83,22 @@ def random_case(rng, x_dtype, w_dtype, y_dtype, *, per_channel=True, equal_w_zp=
     c = cg * groups
     mg = int(rng.integers(1, 3)) if depthwise else int(rng.integers(8, 72)) if wide else int(rng.integers(1, 4))
     m = mg * groups
-    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
-    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
-    pads0 = tuple(int(v) for v in rng.integers(0, 3, 2))
-    pads1 = tuple(int(v) for v in rng.integers(0, 3, 2))
-    h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - pads0[0] - pads1[0]), 9))
-    w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - pads0[1] - pads1[1]), 9))
+    (kh, kw), dil, pads0, pads1, h, w = random_window(rng, 9)
     n = int(rng.integers(1, 3))
     lo, hi = w_range if w_range else (None, None)
-    x = _q(rng, x_dtype, (n, c, h, w))
-    wt = _q(rng, w_dtype, (m, cg, kh, kw), lo, hi)
+    x = random_ints(rng, x_dtype, (n, c, h, w))
+    wt = random_ints(rng, w_dtype, (m, cg, kh, kw), lo, hi)
     xs = float(np.float32(rng.uniform(0.001, 0.05)))
     ws = rng.uniform(0.001, 0.05, m if per_channel else 1).astype(np.float32)
     ys = float(np.float32(rng.uniform(0.05, 2.0)))
-    xzp = _q(rng, x_dtype, ()) if zero_points else None
+    xzp = random_ints(rng, x_dtype, ()) if zero_points else None
     if zero_points:
-        wzp = (np.full(m, _q(rng, w_dtype, (), lo, hi), w_dtype) if equal_w_zp else _q(rng, w_dtype, (m,), lo, hi))
+        wzp = (np.full(m, random_ints(rng, w_dtype, (), lo, hi), w_dtype) if equal_w_zp else random_ints(rng, w_dtype, (m,), lo, hi))
         if not per_channel and equal_w_zp:
             wzp = wzp[:1]
     else:
         wzp = None
-    yzp = _q(rng, y_dtype, ()) if zero_points else None
+    yzp = random_ints(rng, y_dtype, ()) if zero_points else None
     b = rng.integers(-5000, 5000, m).astype(np.int32) if bias else None
     kwargs = dict(strides=tuple(int(v) for v in rng.integers(1, 3, 2)), dilations=dil,
                   start_padding=pads0, end_padding=pads1, group_count=groups)

@@ -11,7 +11,7 @@ import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS,
                                       QuantizedLinearConvolutionOperator)
-from dmlvk.oracles import onnx_qlinearconv_model, run_onnxruntime
+from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
@@ -115,10 +115,10 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 150))
         w += (-w % 4) * (i % 2)           # odd cases: rows of whole words (read a word at a time)
         n = int(rng.integers(1, 3))
-        x, wt = _q(rng, x_dt, (n, c, h, w)), _q(rng, w_dt, (c, 1, kh, kw))
-        wzp = np.full(c, _q(rng, w_dt, ()), w_dt) if i % 2 else _q(rng, w_dt, (c,))
-        args = (x, 0.02, _q(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
-                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, _q(rng, y_dt, ()))
+        x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1, kh, kw))
+        wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if i % 2 else random_ints(rng, w_dt, (c,))
+        args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
+                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
         kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
         op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
         assert op_desc.plan(device.capabilities)[0][0].shader == "qlinear_conv_depthwise"
@@ -163,28 +163,18 @@ def fast_or_skip(device):
                     f"(the portable path is what runs there; the tests above check the choice)")
 
 
-def _q(rng, dt, shape, lo=None, hi=None):
-    info = np.iinfo(dt)
-    return rng.integers(info.min if lo is None else lo, (info.max if hi is None else hi) + 1, shape).astype(dt)
-
-
 def fast_case(rng, x_dt, w_dt, y_dt, zp_kind, w_range=None):
     groups = int(rng.choice([1, 1, 2, 3]))
     cg = int(rng.integers(COOPMAT_MIN_INPUT_CHANNELS, 80))
     mg = int(rng.integers(COOPMAT_MIN_CHANNELS, 150))
-    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
-    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
-    p0 = tuple(int(v) for v in rng.integers(0, 3, 2))
-    p1 = tuple(int(v) for v in rng.integers(0, 3, 2))
-    h = int(rng.integers(max(1, (kh - 1) * dil[0] + 1 - p0[0] - p1[0]), 14))
-    w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 14))
+    (kh, kw), dil, p0, p1, h, w = random_window(rng, 14)
     n, m = int(rng.integers(1, 4)), mg * groups
     lo, hi = w_range or (None, None)
-    x, wt = _q(rng, x_dt, (n, cg * groups, h, w)), _q(rng, w_dt, (m, cg, kh, kw), lo, hi)
-    xzp = None if zp_kind == "none" else _q(rng, x_dt, ())
-    wzp = {"none": None, "equal": np.full(m, _q(rng, w_dt, (), lo, hi), w_dt),
-           "distinct": _q(rng, w_dt, (m,), lo, hi), "shift": np.full(m, 0 if w_dt == np.int8 else 128, w_dt)}[zp_kind]
-    yzp = None if zp_kind == "none" else _q(rng, y_dt, ())
+    x, wt = random_ints(rng, x_dt, (n, cg * groups, h, w)), random_ints(rng, w_dt, (m, cg, kh, kw), lo, hi)
+    xzp = None if zp_kind == "none" else random_ints(rng, x_dt, ())
+    wzp = {"none": None, "equal": np.full(m, random_ints(rng, w_dt, (), lo, hi), w_dt),
+           "distinct": random_ints(rng, w_dt, (m,), lo, hi), "shift": np.full(m, 0 if w_dt == np.int8 else 128, w_dt)}[zp_kind]
+    yzp = None if zp_kind == "none" else random_ints(rng, y_dt, ())
     args = (x, float(np.float32(rng.uniform(0.001, 0.05))), xzp, wt, rng.uniform(0.0005, 0.01, m).astype(np.float32),
             wzp, rng.integers(-5000, 5000, m).astype(np.int32), float(np.float32(rng.uniform(0.05, 2.0))), yzp)
     kwargs = dict(strides=tuple(int(v) for v in rng.integers(1, 3, 2)), dilations=dil, start_padding=p0,

@@ -7,7 +7,7 @@ import dmlvk
 from dmlvk.ops.quantized_conv import prepare_call
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.examples import qconv_examples
-from dmlvk.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, run_onnx_reference,
+from dmlvk.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, random_ints, run_onnx_reference,
                            run_onnxruntime)
 
 
@@ -230,11 +230,9 @@ def test_cpu_kernel_equals_the_gemm_and_the_reference(device, portable_device, r
         xt = np.uint8 if case % 2 else np.int8
         wt = np.int8 if case % 3 else np.uint8
         yt = np.uint8 if case % 4 < 2 else np.int8
-        info = np.iinfo(xt)
-        x = rng.integers(info.min, info.max + 1, (n, g * cg, h, w)).astype(xt)
-        winfo = np.iinfo(wt)
-        filt = rng.integers(winfo.min, winfo.max + 1, (g * mg, cg, kh, kw)).astype(wt)
-        wzp = rng.integers(winfo.min, winfo.max + 1, g * mg).astype(wt) if case % 5 == 0 else wt(3)
+        x = random_ints(rng, xt, (n, g * cg, h, w))
+        filt = random_ints(rng, wt, (g * mg, cg, kh, kw))
+        wzp = random_ints(rng, wt, g * mg) if case % 5 == 0 else wt(3)
         args = (x, np.float32(0.05), xt(7), filt, rng.uniform(0.001, 0.01, g * mg).astype(np.float32), wzp,
                 rng.integers(-5000, 5000, g * mg).astype(np.int32), np.float32(0.4), yt(5))
         kwargs = dict(strides=(int(rng.integers(1, 3)), int(rng.integers(1, 3))),
