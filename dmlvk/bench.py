@@ -209,7 +209,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
             buffers.update(size=need, pair=(src, dst))
         return buffers["pair"]
 
-    def measure(desc, op, row=None):
+    def measure(desc, op):
         """The case and its copy, alternating for `rounds` rounds; each keeps its best median."""
         src, dst = pair(desc)
         nbytes = moved_bytes(desc)
@@ -250,7 +250,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         ops.append((desc, op))
         progress.step(f"{rows[-1]['op']} {case[0]} {case[2].name}")
     # Cases whose paired copy ran at lowered clocks are measured again.
-    for attempt in range(REMEASURE):
+    for _ in range(REMEASURE):
         best = _best_copies(rows)
         slow = [i for i, r in enumerate(rows) if r["copy_gbps"] < CLOCK_OK * best[r["bytes"]]]
         if not slow:
