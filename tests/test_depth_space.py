@@ -450,3 +450,23 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
             desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, data_type, 3, order, in_kind, out_kind, shape=shape)
             k = desc.kernel()
             assert k.shader == "depth_space_rows" and k.spec[-1] == 1 and k.count > 256 and k.count % 256, k
+
+
+@pytest.mark.parametrize("eb", [1, 2])
+def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
+    """DEPTH_COLUMN_ROW on packed NHWC tensors whose space-side pixels are narrower than a vector:
+    a contiguous run is a block row of BLOCK such pixels, so both operators move whole vectors of
+    BLOCK * C * element bytes (up to 16), not one pixel's bytes; against the reference."""
+    dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
+    order = DepthSpaceOrder.DEPTH_COLUMN_ROW
+    for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
+        d2s = desc_cls is dmlvk.DepthToSpace1Desc
+        for b, cs in ((2, 2), (4, 1), (4, 2), (2, 4), (4, 4)):
+            if cs * eb > 4:
+                continue
+            depth, space = (2, cs * b * b, 3, 8), (2, cs, 3 * b, 8 * b)
+            shape, out_sizes = (depth, space) if d2s else (space, depth)
+            desc = run_case(device, rng, desc_cls, dt, b, order, _nhwc_gapped(shape, 0, 0, 0),
+                            _nhwc_gapped(out_sizes, 0, 0, 0), shape=shape)
+            k = desc.kernel(device.capabilities)
+            assert k.shader == "depth_space_nhwc" and k.spec[4] == min(16, b * cs * eb), (desc, k)

@@ -145,9 +145,13 @@ class _DepthSpaceDesc:
         need = [st * eb for st in pixel(ost)]
         if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
             # contiguous runs: the channels of a block position; with abutting space-side pixels,
-            # a block row's (a vector may then span output pixels, in depth-to-space)
+            # a block row's (a vector may then span output pixels, in depth-to-space). A run then
+            # starts at every BLOCK-th space-side pixel, so the space side's W stride need only
+            # align BLOCK pixels.
             run = (oc if self.depth_to_space else inp.sizes[1]) * eb * (b if packed_w else 1)
             need += [run] + [st * eb for st in pixel(ist)]
+            if packed_w:
+                need[2 if self.depth_to_space else 6] *= b
             if not (self.depth_to_space and packed_w):
                 need.append(oc * eb)
         else:
@@ -158,7 +162,7 @@ class _DepthSpaceDesc:
         total = n * oh * ow * oc * eb // vec
         # COLUMN_ROW_DEPTH depth-to-space of 1-byte elements, or with B = 2: a channel vector for
         # all block positions at once, where its input vectors are aligned (faster there on an H200;
-        # element gathers elsewhere)
+        # element gathers elsewhere, and for space-to-depth)
         blocks = (self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW and self.depth_to_space
                   and (eb == 1 or b == 2) and all(st * eb % vec == 0 for st in pixel(ist)))
         if blocks:

@@ -1,8 +1,8 @@
 #version 450
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both with unit C stride, packed
 // NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Every load and
-// store is a whole, aligned VEC_BYTES vector (16, 8 or 4 bytes) of a pixel's channels; see
-// move_dcr and move_crd for the two orders.
+// store is a whole, aligned VEC_BYTES vector (16, 8 or 4 bytes) of a pixel's channels, or of a
+// run of abutting pixels; see move_dcr, move_crd and move_crd_blocks.
 
 #extension GL_EXT_control_flow_attributes : require
 
@@ -76,6 +76,13 @@ uvec4 load_vec(uint elem) {
     return uvec4(src1[at], 0, 0, 0);
 }
 
+void store_vec(uint elem, uint words[4]) {
+    uint at = elem * ELEM_BYTES / VEC_BYTES;
+    if (VEC_BYTES == 16) dst4[at] = uvec4(words[0], words[1], words[2], words[3]);
+    else if (VEC_BYTES == 8) dst2[at] = uvec2(words[0], words[1]);
+    else dst1[at] = words[0];
+}
+
 // COLUMN_ROW_DEPTH: invocation v writes the v-th vector of the output (one pixel's channels),
 // gathering its elements one by one.
 void move_crd(uint v) {
@@ -99,10 +106,51 @@ void move_crd(uint v) {
             words[k / EPW] = bitfieldInsert(words[k / EPW], bits, int((k % EPW) * EBITS), int(EBITS));
         }
     }
-    uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
-    if (VEC_BYTES == 16) dst4[o] = uvec4(words[0], words[1], words[2], words[3]);
-    else if (VEC_BYTES == 8) dst2[o] = uvec2(words[0], words[1]);
-    else dst1[o] = words[0];
+    store_vec(n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0, words);
+}
+
+// move_crd_blocks' transpose of a VEC_ELEMS x BLOCK^2 matrix of elements (channels x block
+// positions), row-major in words, into b (block positions x channels). Sub-word elements move in
+// EPW x EPW blocks with word masks and shifts, a few operations a word, where EPW divides
+// BLOCK^2; else element by element.
+const uint R = VEC_ELEMS, C = BB, MAT_WORDS = BB * VEC_WORDS;
+
+void transpose(uint a[MAT_WORDS], out uint b[MAT_WORDS]) {
+    [[unroll]] for (uint w = 0; w < MAT_WORDS; ++w) b[w] = 0;
+    if (ELEM_BYTES >= 4) {
+        [[unroll]] for (uint r = 0; r < R; ++r)
+            [[unroll]] for (uint c = 0; c < C; ++c)
+                [[unroll]] for (uint w = 0; w < EW; ++w) b[(c * R + r) * EW + w] = a[(r * C + c) * EW + w];
+    } else if (C % EPW == 0) {
+        uint rw = R / EPW, cw = C / EPW;        // words of a row of b, of a row of a
+        [[unroll]] for (uint I = 0; I < rw; ++I) {
+            [[unroll]] for (uint J = 0; J < cw; ++J) {
+                // block (I, J): words a[(I*EPW + i)*cw + J], i < EPW; to b[(J*EPW + i)*rw + I]
+                if (EPW == 2) {
+                    uint a0 = a[(I * 2) * cw + J], a1 = a[(I * 2 + 1) * cw + J];
+                    b[(J * 2) * rw + I] = (a0 & 0xFFFFu) | (a1 << 16);
+                    b[(J * 2 + 1) * rw + I] = (a0 >> 16) | (a1 & 0xFFFF0000u);
+                } else {
+                    uint a0 = a[(I * 4) * cw + J], a1 = a[(I * 4 + 1) * cw + J];
+                    uint a2 = a[(I * 4 + 2) * cw + J], a3 = a[(I * 4 + 3) * cw + J];
+                    uint t0 = (a0 & 0x00FF00FFu) | ((a1 << 8) & 0xFF00FF00u);   // a0.0 a1.0 a0.2 a1.2
+                    uint t1 = ((a0 >> 8) & 0x00FF00FFu) | (a1 & 0xFF00FF00u);   // a0.1 a1.1 a0.3 a1.3
+                    uint t2 = (a2 & 0x00FF00FFu) | ((a3 << 8) & 0xFF00FF00u);
+                    uint t3 = ((a2 >> 8) & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
+                    b[(J * 4) * rw + I] = (t0 & 0xFFFFu) | (t2 << 16);
+                    b[(J * 4 + 1) * rw + I] = (t1 & 0xFFFFu) | (t3 << 16);
+                    b[(J * 4 + 2) * rw + I] = (t0 >> 16) | (t2 & 0xFFFF0000u);
+                    b[(J * 4 + 3) * rw + I] = (t1 >> 16) | (t3 & 0xFFFF0000u);
+                }
+            }
+        }
+    } else {
+        [[unroll]] for (uint m = 0; m < R * C; ++m) {
+            uint src = (m % R) * C + m / R;      // b's element m is a's (m % R, m / R)
+            uint bits = bitfieldExtract(a[src / EPW], int((src % EPW) * EBITS), int(EBITS));
+            b[m / EPW] = bitfieldInsert(b[m / EPW], bits, int((m % EPW) * EBITS), int(EBITS));
+        }
+    }
 }
 
 // COLUMN_ROW_DEPTH depth-to-space, CRD_BLOCKS: invocation v moves VEC_ELEMS output channels c0..
@@ -113,29 +161,18 @@ void move_crd_blocks(uint v) {
     uint per = p.out_dims.w / VEC_ELEMS;                 // channel vectors of an output pixel
     uint c0 = (v % per) * VEC_ELEMS, pix = v / per;      // pix: the input pixel
     uint x = pix % p.in_dims.z, y = (pix / p.in_dims.z) % p.in_dims.y, n = pix / (p.in_dims.z * p.in_dims.y);
-    uint a[BB * VEC_WORDS], b[BB * VEC_WORDS];
+    uint a[MAT_WORDS], b[MAT_WORDS];
     uint first = n * p.in_strides.x + y * p.in_strides.y + x * p.in_strides.z + c0 * BB;
     [[unroll]] for (uint t = 0; t < BB; ++t) {
         uvec4 q = load_vec(first + t * VEC_ELEMS);
-        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) { a[t * VEC_WORDS + w] = q[w]; b[t * VEC_WORDS + w] = 0; }
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[t * VEC_WORDS + w] = q[w];
     }
-    // a holds element k*BB + t (channel c0+k, block position t); b gets t*VEC_ELEMS + k
-    [[unroll]] for (uint m = 0; m < BB * VEC_ELEMS; ++m) {
-        uint src = (m % VEC_ELEMS) * BB + m / VEC_ELEMS;
-        if (ELEM_BYTES >= 4) {
-            [[unroll]] for (uint w = 0; w < EW; ++w) b[m * EW + w] = a[src * EW + w];
-        } else {
-            uint bits = bitfieldExtract(a[src / EPW], int((src % EPW) * EBITS), int(EBITS));
-            b[m / EPW] = bitfieldInsert(b[m / EPW], bits, int((m % EPW) * EBITS), int(EBITS));
-        }
-    }
+    transpose(a, b);
     [[unroll]] for (uint t = 0; t < BB; ++t) {
-        uint elem = n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y
-                  + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0;
-        uint at = elem * ELEM_BYTES / VEC_BYTES, f = t * VEC_WORDS;
-        if (VEC_BYTES == 16) dst4[at] = uvec4(b[f], b[f + 1], b[f + 2], b[f + 3]);
-        else if (VEC_BYTES == 8) dst2[at] = uvec2(b[f], b[f + 1]);
-        else dst1[at] = b[f];
+        uint f = t * VEC_WORDS;
+        store_vec(n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y
+                  + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0,
+                  uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0, VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
     }
 }
 
