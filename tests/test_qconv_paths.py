@@ -92,9 +92,15 @@ def test_depthwise_plan():
         assert k.shader == "qlinear_conv_depthwise" and k.spec[-3] == 0      # OW = 70: bytes
         assert k.spec[-2] == 18 * 66 + 9 and k.spec[-1] == 0               # the window and the taps;
                                                                             # rows of 70: not words
-    assert conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1)).plan(None)[0][0].spec[-3:] == (1, 18 * 72 + 9, 1)    # words
+    rows, = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 2), dil=(1, 2)).plan(None)[0]  # word rows
+    assert rows.shader == "qlinear_conv_depthwise_rows" and rows.spec[-4:-1] == (1, 2, 2)    # SX DX SHIFT
+    assert rows.count == 8 * 8                      # C * OH rows of OW = 8: one invocation each
+    wide = conv_desc(1, 8, 8, 80, 8, 3, 5, groups=8, pads=(0, 2), strides=(1, 2))   # 16 outputs: 3 rows of 10 words
+    assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and wide.plan(None)[0][0].spec[-4:] == (2, 1, 2, 16)
+    wider = conv_desc(1, 8, 8, 80, 8, 5, 5, groups=8, strides=(1, 4), dil=(1, 8))  # 5 rows of 12 words > 48
+    assert wider.plan(None)[0][0].shader == "qlinear_conv_depthwise"
     nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
-    assert nhwc.plan(None)[0][0].spec[-3] == 0
+    assert nhwc.plan(None)[0][0].shader == "qlinear_conv_depthwise" and nhwc.plan(None)[0][0].spec[-3:] == (0, 18 * 72 + 9, 1)
     huge_window = conv_desc(1, 4, 64, 300, 4, 3, 3, groups=4, strides=(4, 4))
     assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
 
@@ -121,7 +127,7 @@ def test_depthwise_kernel_is_exact(device, rng, types):
                 rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
         kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
         op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-        assert op_desc.plan(device.capabilities)[0][0].shader == "qlinear_conv_depthwise"
+        assert op_desc.plan(device.capabilities)[0][0].shader.startswith("qlinear_conv_depthwise")
         got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
         assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
         if ort_ok and i % 2:
@@ -129,30 +135,104 @@ def test_depthwise_kernel_is_exact(device, rng, types):
             assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
 
 
-def test_depthwise_nhwc_output_and_padded_input(device, rng):
-    # Byte stores into an NHWC output whose gaps (a fifth channel slot) stay untouched; an input
-    # with rows of 13 padded to 16 (read a word at a time, the last word's tail left out).
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
+                                   (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_depthwise_rows_kernel_is_exact(device, rng, types):
+    """qlinear_conv_depthwise_rows.comp (word-aligned rows, OW a multiple of 4) on random layers:
+    filter sizes, strides, dilations and paddings (every window shift), per-channel and shared
+    zero points, batches; rows of several invocations with a partial last one; against the
+    reference and onnxruntime."""
+    x_dt, w_dt, y_dt = types
+    ort_ok = (x_dt, w_dt, y_dt) in ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8),
+                                    (np.uint8, np.int8, np.uint8))
+    shifts, done = set(), 0
+    while done < 10:
+        kh, kw = (int(v) for v in rng.integers(1, 6, 2))
+        dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+        st = tuple(int(v) for v in rng.integers(1, 3, 2))
+        p0, p1 = (tuple(int(v) for v in rng.integers(0, 4, 2)) for _ in range(2))
+        h, w = int(rng.integers(1, 20)), 4 * int(rng.integers(1, 20))
+        oh = (h + p0[0] + p1[0] - (kh - 1) * dil[0] - 1) // st[0] + 1
+        ow = (w + p0[1] + p1[1] - (kw - 1) * dil[1] - 1) // st[1] + 1
+        if oh < 1 or ow < 1 or ow % 4:
+            continue
+        c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
+        x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1, kh, kw))
+        wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if done % 2 else random_ints(rng, w_dt, (c,))
+        args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
+                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
+        kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
+        op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+        k = op_desc.plan(device.capabilities)[0][0]
+        assert k.shader == "qlinear_conv_depthwise_rows", (kwargs, k)
+        shifts.add(k.spec[-2])
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+        if ort_ok and done % 3 == 0:
+            model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
+            assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
+        done += 1
+    assert len(shifts) >= 3
+
+
+def test_depthwise_rows_kernel_extremes(device):
+    """The rows kernel's float32 sums at their limit: 64 taps of (255 - 0) * (-128 - 127) each
+    (-4,161,600, just inside 2^22); biases that make the int32 sum wrap (a multiplier of 1e-7
+    keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
+    for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (5, 13, "qlinear_conv_depthwise")):
+        c = 3
+        x = np.full((2, c, 12, 24), 255, np.uint8)
+        wt = np.full((c, 1, kh, kw), -128, np.int8)
+        wt[1, 0, 0, 0] = 5
+        cases = ((np.array([0, 17, -9], np.int32), 1e-6, 128),
+                 (np.array([-(2**31), -(2**31) + 3_000_000, 2**31 - 1], np.int32), 5e-8, 0))
+        for bias, w_scale, y_zp in cases:
+            args = (x, 0.5, np.uint8(0), wt, np.float32(w_scale), np.int8(127), bias, 0.25, np.uint8(y_zp))
+            kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(2, 1 if kw == 8 else 2),
+                          group_count=c)      # OW = 20 or 16
+            op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+            assert op_desc.plan(device.capabilities)[0][0].shader == shader
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+            want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
+            assert np.array_equal(got, want), (kh, kw, bias)
+            inner = want[(want > 0) & (want < 255)]
+            assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
+
+
+@pytest.mark.parametrize("out_kind", ["nhwc", "rows"])
+def test_depthwise_padded_input_rows(device, rng, out_kind):
+    # An input with rows of 13 padded to 16 (read a word at a time, the last word's tail left
+    # out, whatever it holds), end padding 4 (OW = 16), into an output whose gaps stay untouched:
+    # NHWC with a fifth channel slot (byte stores of the tile kernel) or NCHW rows of 16 pitched
+    # at 20 (word stores of the rows kernel).
     n, c, h, w = 2, 4, 9, 13
     x_mem = rng.integers(0, 256, (n, c, h, w + 3), dtype=np.uint8)
     wt = rng.integers(-128, 128, (c, 1, 3, 3), dtype=np.int8)
     s = lambda dt: TensorDesc(dt, (1, 1, 1, 1))
-    oh, ow = 9, 13
+    oh, ow = 9, 16
+    out_strides, slot_shape, nchw = {
+        "nhwc": ((oh * ow * 5, 1, ow * 5, 5), (n, oh, ow, 5), lambda o: o[..., :4].transpose(0, 3, 1, 2)),
+        "rows": ((c * oh * 20, oh * 20, 20, 1), (n, c, oh, 20), lambda o: o[..., :16])}[out_kind]
     desc = QuantizedLinearConvolutionDesc(
         TensorDesc(U8, (n, c, h, w), (c * h * (w + 3), h * (w + 3), w + 3, 1)), s(F32), s(U8),
         TensorDesc(I8, (c, 1, 3, 3)), s(F32), None, None, s(F32), s(U8),
-        TensorDesc(U8, (n, c, oh, ow), (oh * ow * 5, 1, ow * 5, 5)),
-        start_padding=(1, 1), end_padding=(1, 1), group_count=c)
+        TensorDesc(U8, (n, c, oh, ow), out_strides),
+        start_padding=(1, 1), end_padding=(1, 4), group_count=c)
     op = device.create_operator(desc)
-    assert [k.shader for k in op.kernels] == ["qlinear_conv_depthwise"] and op.kernels[0].spec[-1] == 1
+    shader = "qlinear_conv_depthwise" if out_kind == "nhwc" else "qlinear_conv_depthwise_rows"
+    assert [k.shader for k in op.kernels] == [shader]
     f32 = lambda v: np.array([v], np.float32)
     u8 = lambda v: np.array([v, 0, 0, 0], np.uint8)
-    flat = np.full(desc.output_tensor.total_bytes, 0xA5, np.uint8)      # 1170 bytes rounded up to 1172
+    size = int(np.prod(slot_shape))
+    flat = np.full(max(size, desc.output_tensor.total_bytes), 0xA5, np.uint8)
     op.execute([x_mem, f32(0.05), u8(77), wt, f32(0.01), None, None, f32(0.2), u8(9)], [flat])
-    out = flat[:n * oh * ow * 5].reshape(n, oh, ow, 5)
+    out = flat[:size].reshape(slot_shape)
     expected = reference.quantized_linear_convolution(x_mem[..., :w], 0.05, 77, wt, 0.01, None, None, 0.2, 9,
-                                                      np.uint8, start_padding=(1, 1), end_padding=(1, 1), group_count=c)
-    assert np.array_equal(out[..., :4].transpose(0, 3, 1, 2), expected)
-    assert (out[..., 4] == 0xA5).all() and (flat[out.size:] == 0xA5).all()
+                                                      np.uint8, start_padding=(1, 1), end_padding=(1, 4), group_count=c)
+    assert np.array_equal(nchw(out), expected)
+    gaps = out[..., 4] if out_kind == "nhwc" else out[..., 16:]
+    assert (gaps == 0xA5).all() and (flat[size:] == 0xA5).all()
 
 
 # ---- on a device with the fast path ---------------------------------------------------------------

@@ -53,6 +53,12 @@ SPLITK_MAX_PARTIAL_BYTES = 256 << 20
 # when a 16 x 64 output tile's input window and the KH x KW taps fit its 6144-element tile.
 DEPTHWISE_TILE = (16, 64)
 DEPTHWISE_TILE_MAX = 6144
+# Depthwise layers with word-aligned input and output rows: qlinear_conv_depthwise_rows.comp, whose
+# invocations hold the input words of all their window rows in registers (at most
+# DEPTHWISE_ROW_WORDS; 32, 16, 8 or 4 outputs an invocation, the most that fit) and whose float32
+# sums hold up to DEPTHWISE_ROW_MAX_TAPS filter taps exactly.
+DEPTHWISE_ROW_WORDS = 48
+DEPTHWISE_ROW_MAX_TAPS = 64
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -358,28 +364,38 @@ class QuantizedLinearConvolutionDesc:
                     split=split, part_bytes=part_bytes)
 
     def _depthwise_kernel(self) -> Optional[Kernel]:
-        """dmlvk/shaders/qlinear_conv_depthwise.comp where it applies, else None."""
+        """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where
+        the input and output rows are word aligned, else qlinear_conv_depthwise.comp where its tile
+        fits."""
         geo = self.conv_params()
         m, cg, kh, kw = geo["filter"]
         if cg != 1 or m != self.group_count or self._wide_taps():
             return None
         n, _, oh, ow = _as_4d(self.output_sizes(), 1)
-        th, tw = DEPTHWISE_TILE
         (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+        spec, push = self._spec_push()
+        slots = (INPUT, FILTER, _PARAMS, OUTPUT)
         n_in, c_in, h_in, w_in = _as_4d(self.input_tensor.effective_strides, 0)
-        # Word-aligned input rows are read a word at a time, from up to 3 columns early.
         word_rows = w_in == 1 and all(s % 4 == 0 for s in (n_in, c_in, h_in))
+        strides = _as_4d(self.output_tensor.effective_strides, 0)
+        whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
+        shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
+        # outputs an invocation: the most whose window rows fit its registers
+        opt = next((o for o in (32, 16, 8, 4) if kh * (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4
+                    <= DEPTHWISE_ROW_WORDS), None)
+        if word_rows and whole_words and opt is not None and kh * kw <= DEPTHWISE_ROW_MAX_TAPS:
+            return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt), push=push,
+                          count=n * m * oh * -(-ow // opt), slots=slots, local_size=128)
+        th, tw = DEPTHWISE_TILE
+        # Word-aligned input rows are read a word at a time, from up to 3 columns early.
         row = (tw - 1) * sw + (kw - 1) * dw + 1
         row = (row + 6) & ~3 if word_rows else row
         tile = ((th - 1) * sh + (kh - 1) * dh + 1) * row + kh * kw
         if tile > DEPTHWISE_TILE_MAX:
             return None
-        spec, push = self._spec_push()
-        strides = _as_4d(self.output_tensor.effective_strides, 0)
-        whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         tiles = n * m * -(-oh // th) * -(-ow // tw)
         return Kernel(shader="qlinear_conv_depthwise", spec=spec + (0, int(whole_words), tile, int(word_rows)),
-                      push=push, count=tiles * 256, slots=(INPUT, FILTER, _PARAMS, OUTPUT), local_size=256)
+                      push=push, count=tiles * 256, slots=slots, local_size=256)
 
     def _packed_output(self) -> bool:
         """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""

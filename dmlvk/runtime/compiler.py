@@ -36,6 +36,7 @@ VARIANTS = (
     ("qlinear_conv", ()),
     ("qlinear_conv_gemm", ()),
     ("qlinear_conv_depthwise", ()),
+    ("qlinear_conv_depthwise_rows", ()),
     ("qconv_pack_filter_cpu", ()),
     ("qlinear_conv_cpu", ()),
     ("qconv_pack_input", ()),
