@@ -109,20 +109,28 @@ void move_crd(uint v) {
     store_vec(n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0, words);
 }
 
-// move_crd_blocks' transpose of a VEC_ELEMS x BLOCK^2 matrix of elements (channels x block
-// positions), row-major in words, into b (block positions x channels). Sub-word elements move in
-// EPW x EPW blocks with word masks and shifts, a few operations a word, where EPW divides
-// BLOCK^2; else element by element.
-const uint R = VEC_ELEMS, C = BB, MAT_WORDS = BB * VEC_WORDS;
+// CRD_BLOCKS moves R channels of a BLOCK x BLOCK block of output pixels: VEC_ELEMS, one vector of
+// each pixel, or with SEG all SEG channels, the output then moving as BLOCK row segments of BLOCK
+// abutting pixels (pixels narrower than a vector).
+layout(constant_id = 7) const uint SEG = 0;
+const uint R = SEG != 0 ? SEG : VEC_ELEMS;
+const uint MAT_WORDS = BB * R * ELEM_BYTES / 4;
+const uint PARTS = SEG != 0 ? BLOCK : BB;          // output runs: row segments, or pixels
+const uint PART_WORDS = MAT_WORDS / PARTS;
+// The transpose: input (R channels x BB block positions) to output (BB x R).
+const uint TR = R, TC = BB;
 
+// b = the transpose of the TR x TC matrix of elements a (both row-major in words). Sub-word
+// elements move in EPW x EPW blocks with word masks and shifts, a few operations a word, where EPW
+// divides TR and TC; else element by element.
 void transpose(uint a[MAT_WORDS], out uint b[MAT_WORDS]) {
     [[unroll]] for (uint w = 0; w < MAT_WORDS; ++w) b[w] = 0;
     if (ELEM_BYTES >= 4) {
-        [[unroll]] for (uint r = 0; r < R; ++r)
-            [[unroll]] for (uint c = 0; c < C; ++c)
-                [[unroll]] for (uint w = 0; w < EW; ++w) b[(c * R + r) * EW + w] = a[(r * C + c) * EW + w];
-    } else if (C % EPW == 0) {
-        uint rw = R / EPW, cw = C / EPW;        // words of a row of b, of a row of a
+        [[unroll]] for (uint r = 0; r < TR; ++r)
+            [[unroll]] for (uint c = 0; c < TC; ++c)
+                [[unroll]] for (uint w = 0; w < EW; ++w) b[(c * TR + r) * EW + w] = a[(r * TC + c) * EW + w];
+    } else if (TR % EPW == 0 && TC % EPW == 0) {
+        uint rw = TR / EPW, cw = TC / EPW;      // words of a row of b, of a row of a
         [[unroll]] for (uint I = 0; I < rw; ++I) {
             [[unroll]] for (uint J = 0; J < cw; ++J) {
                 // block (I, J): words a[(I*EPW + i)*cw + J], i < EPW; to b[(J*EPW + i)*rw + I]
@@ -145,34 +153,44 @@ void transpose(uint a[MAT_WORDS], out uint b[MAT_WORDS]) {
             }
         }
     } else {
-        [[unroll]] for (uint m = 0; m < R * C; ++m) {
-            uint src = (m % R) * C + m / R;      // b's element m is a's (m % R, m / R)
+        [[unroll]] for (uint m = 0; m < TR * TC; ++m) {
+            uint src = (m % TR) * TC + m / TR;      // b's element m is a's (m % TR, m / TR)
             uint bits = bitfieldExtract(a[src / EPW], int((src % EPW) * EBITS), int(EBITS));
             b[m / EPW] = bitfieldInsert(b[m / EPW], bits, int((m % EPW) * EBITS), int(EBITS));
         }
     }
 }
 
-// COLUMN_ROW_DEPTH depth-to-space, CRD_BLOCKS: invocation v moves VEC_ELEMS output channels c0..
-// of a BLOCK x BLOCK block of output pixels, whose sources are the contiguous input channels
-// c0*BLOCK^2.. of one input pixel: BLOCK^2 vector loads, a transpose in registers, BLOCK^2 vector
-// stores. (For space-to-depth the mirror image measured slower on an H200 than move_crd.)
+// Words [first, first + count) of m to memory at element `elem`, whole vectors.
+void write_run(uint elem, uint first, uint count, uint m[MAT_WORDS]) {
+    [[unroll]] for (uint v = 0; v < count / VEC_WORDS; ++v) {
+        uint f = first + v * VEC_WORDS;
+        store_vec(elem + v * VEC_ELEMS, uint[4](m[f], VEC_WORDS > 1 ? m[f + 1] : 0,
+                  VEC_WORDS > 2 ? m[f + 2] : 0, VEC_WORDS > 3 ? m[f + 3] : 0));
+    }
+}
+
+// COLUMN_ROW_DEPTH depth-to-space, CRD_BLOCKS: invocation v moves R output channels c0.. of a
+// BLOCK x BLOCK block of output pixels, whose sources are the contiguous input channels
+// c0*BLOCK^2.. of one input pixel: whole vector loads, a transpose in registers, whole vector
+// stores, of single pixels or (SEG) of row segments. (For space-to-depth the mirror images
+// measured slower on an H200 than move_crd: 51 % of copy against 59 % for uint8 B = 2, and with
+// row segments 31 % against 82 % for float16 B = 4.)
 void move_crd_blocks(uint v) {
-    uint per = p.out_dims.w / VEC_ELEMS;                 // channel vectors of an output pixel
-    uint c0 = (v % per) * VEC_ELEMS, pix = v / per;      // pix: the input pixel
+    uint per = p.out_dims.w / R;                         // channel groups of an output pixel
+    uint c0 = (v % per) * R, pix = v / per;              // pix: the input pixel
     uint x = pix % p.in_dims.z, y = (pix / p.in_dims.z) % p.in_dims.y, n = pix / (p.in_dims.z * p.in_dims.y);
     uint a[MAT_WORDS], b[MAT_WORDS];
     uint first = n * p.in_strides.x + y * p.in_strides.y + x * p.in_strides.z + c0 * BB;
-    [[unroll]] for (uint t = 0; t < BB; ++t) {
-        uvec4 q = load_vec(first + t * VEC_ELEMS);
-        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[t * VEC_WORDS + w] = q[w];
+    [[unroll]] for (uint i = 0; i < MAT_WORDS / VEC_WORDS; ++i) {
+        uvec4 q = load_vec(first + i * VEC_ELEMS);
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[i * VEC_WORDS + w] = q[w];
     }
     transpose(a, b);
-    [[unroll]] for (uint t = 0; t < BB; ++t) {
-        uint f = t * VEC_WORDS;
-        store_vec(n * p.out_strides.x + (y * BLOCK + t / BLOCK) * p.out_strides.y
-                  + (x * BLOCK + t % BLOCK) * p.out_strides.z + c0,
-                  uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0, VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
+    [[unroll]] for (uint k = 0; k < PARTS; ++k) {
+        uint bh = SEG != 0 ? k : k / BLOCK, bw = SEG != 0 ? 0 : k % BLOCK;
+        write_run(n * p.out_strides.x + (y * BLOCK + bh) * p.out_strides.y + (x * BLOCK + bw) * p.out_strides.z + c0,
+                  k * PART_WORDS, PART_WORDS, b);
     }
 }
 
