@@ -472,19 +472,20 @@ def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
             assert k.shader == "depth_space_nhwc" and k.spec[4] == min(16, b * cs * eb), (desc, k)
 
 
+@pytest.mark.parametrize("order", ORDERS, ids=lambda o: o.name)
 @pytest.mark.parametrize("eb", [1, 2, 4])
-def test_channel_last_crd_row_segments(device, rng, eb, monkeypatch):
-    """COLUMN_ROW_DEPTH depth-to-space into abutting output pixels narrower than 16 bytes moves
-    one input pixel per invocation, its output as BLOCK row segments of whole vectors
-    (move_crd_blocks with SEG): B = 2-4, packed and with gaps after input pixels and output rows;
-    against the reference, gaps intact, and the same as the path without segments."""
+def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
+    """Depth-to-space into abutting output pixels whose BLOCK-pixel row segments are 16 bytes
+    moves one input pixel per invocation, its output as BLOCK row segments (move_blocks with SEG),
+    both orders: B = 2 and 4, packed and with gaps after input pixels and output rows; against the
+    reference, gaps intact, and the same as the paths without segments."""
     from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32}[eb]
-    order = DepthSpaceOrder.COLUMN_ROW_DEPTH
     taken = 0
     for b in (2, 3, 4):
         for cs in (1, 2, 3, 4, 8):
             shape, out_sizes = (2, cs * b * b, 3, 8), (2, cs, 3 * b, 8 * b)
+            segments = b * cs * eb == 16
             for gaps in (False, True):
                 def strides(sizes, pixel_gap, row_gap):
                     n, c, h, w = sizes
@@ -493,12 +494,13 @@ def test_channel_last_crd_row_segments(device, rng, eb, monkeypatch):
                 kinds = (strides(shape, 16 * gaps, 0), strides(out_sizes, 0, 64 * gaps))
                 desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
                 k = desc.kernel(device.capabilities)
-                if k.shader == "depth_space_nhwc" and k.spec[6]:
+                assert (k.shader == "depth_space_nhwc" and k.spec[6] != 0) == segments, (desc, k)
+                if segments:
                     taken += 1
-                    assert k.spec[6] == cs and k.spec[4] > cs * eb and k.count == 2 * 3 * 8, k
-                    monkeypatch.setattr(ds, "CRD_SEGMENTS", False)
+                    assert k.spec[4:] == (16, 1, cs) and k.count == 2 * 3 * 8, k
+                    monkeypatch.setattr(ds, "ROW_SEGMENTS", ())
                     other = desc.kernel(device.capabilities)
                     assert other.shader != "depth_space_nhwc" or not other.spec[6]
                     run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
                     monkeypatch.undo()
-    assert taken >= {1: 10, 2: 6, 4: 2}[eb], taken
+    assert taken == 4, taken
