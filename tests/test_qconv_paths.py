@@ -105,12 +105,33 @@ def test_depthwise_plan():
     assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
 
 
+# type combinations onnxruntime's CPU QLinearConv takes (input, filter, output)
+ORT_TYPES = ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8), (np.uint8, np.int8, np.uint8))
+
+
+def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, pads, shared_wzp, ort):
+    """One random depthwise layer through dmlvk, against the reference and (ort, where
+    onnxruntime takes the types) onnxruntime; returns the kernel that ran it."""
+    x_dt, w_dt, y_dt = types
+    x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1) + tuple(kernel))
+    wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if shared_wzp else random_ints(rng, w_dt, (c,))
+    args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
+            rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
+    kwargs = dict(strides=strides, dilations=dilations, start_padding=pads[0], end_padding=pads[1], group_count=c)
+    op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+    k = op_desc.plan(device.capabilities)[0][0]
+    got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+    assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+    if ort and tuple(types) in ORT_TYPES:
+        model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
+        assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
+    return k
+
+
 @pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.int8),
                                    (np.int8, np.int8, np.int8), (np.int8, np.uint8, np.uint8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_depthwise_kernel_is_exact(device, rng, types):
-    x_dt, w_dt, y_dt = types
-    ort_ok = (x_dt, w_dt, y_dt) in ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8))
     for i in range(8):
         c = int(rng.integers(1, 20))
         kh, kw = (int(v) for v in rng.integers(1, 6, 2))
@@ -121,18 +142,8 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         w = int(rng.integers(max(1, (kw - 1) * dil[1] + 1 - p0[1] - p1[1]), 150))
         w += (-w % 4) * (i % 2)           # odd cases: rows of whole words (read a word at a time)
         n = int(rng.integers(1, 3))
-        x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1, kh, kw))
-        wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if i % 2 else random_ints(rng, w_dt, (c,))
-        args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
-                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
-        kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
-        op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-        assert op_desc.plan(device.capabilities)[0][0].shader.startswith("qlinear_conv_depthwise")
-        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
-        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
-        if ort_ok and i % 2:
-            model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
-            assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
+        k = depthwise_case(device, rng, types, n, c, h, w, (kh, kw), st, dil, (p0, p1), i % 2, i % 2)
+        assert k.shader.startswith("qlinear_conv_depthwise")
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
@@ -143,9 +154,6 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
     filter sizes, strides, dilations and paddings (every window shift), per-channel and shared
     zero points, batches; rows of several invocations with a partial last one; against the
     reference and onnxruntime."""
-    x_dt, w_dt, y_dt = types
-    ort_ok = (x_dt, w_dt, y_dt) in ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8),
-                                    (np.uint8, np.int8, np.uint8))
     shifts, done = set(), 0
     while done < 10:
         kh, kw = (int(v) for v in rng.integers(1, 6, 2))
@@ -158,20 +166,9 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
         if oh < 1 or ow < 1 or ow % 4:
             continue
         c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
-        x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1, kh, kw))
-        wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if done % 2 else random_ints(rng, w_dt, (c,))
-        args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
-                rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
-        kwargs = dict(strides=st, dilations=dil, start_padding=p0, end_padding=p1, group_count=c)
-        op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-        k = op_desc.plan(device.capabilities)[0][0]
-        assert k.shader == "qlinear_conv_depthwise_rows", (kwargs, k)
+        k = depthwise_case(device, rng, types, n, c, h, w, (kh, kw), st, dil, (p0, p1), done % 2, done % 3 == 0)
+        assert k.shader == "qlinear_conv_depthwise_rows", k
         shifts.add(k.spec[-2])
-        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
-        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
-        if ort_ok and done % 3 == 0:
-            model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
-            assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
         done += 1
     assert len(shifts) >= 3
 
