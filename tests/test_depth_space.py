@@ -497,10 +497,48 @@ def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
                 assert (k.shader == "depth_space_nhwc" and k.spec[6] != 0) == segments, (desc, k)
                 if segments:
                     taken += 1
-                    assert k.spec[4:] == (16, 1, cs) and k.count == 2 * 3 * 8, k
+                    assert k.spec[4:7] == (16, 1, cs) and k.count == 2 * 3 * 8, k
                     monkeypatch.setattr(ds, "ROW_SEGMENTS", ())
                     other = desc.kernel(device.capabilities)
                     assert other.shader != "depth_space_nhwc" or not other.spec[6]
                     run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
                     monkeypatch.undo()
     assert taken == 4, taken
+
+
+def test_channel_last_crd_space_to_depth_staged(device, rng, monkeypatch):
+    """COLUMN_ROW_DEPTH space-to-depth of 1-byte elements from abutting input pixels goes through
+    shared-memory tiles of input rows (move_staged): B = 2 and 4 (not 3, whose block positions do
+    not fill whole words), several tiles a row with a partial last one, packed and with gaps after
+    input rows and output pixels; against the reference, gaps intact, and the same as the path
+    without tiles."""
+    from dmlvk.ops import depth_space as ds
+    dt, eb = DataType.UINT8, 1
+    order = DepthSpaceOrder.COLUMN_ROW_DEPTH
+    taken = ragged = 0
+    for b in (2, 3, 4):
+        for cs in (4, 8, 12):
+            ow = 3 + ds.STAGED_TILE_BYTES // (b * b * cs * eb)      # past one tile
+            shape = (2, cs, 2 * b, ow * b)
+            for gaps in (False, True):
+                n, c, h, w = shape
+                row = w * c + 64 * gaps
+                in_strides = (h * row, 1, row, c)                     # input pixels abut
+                oc, px = c * b * b, c * b * b + 16 * gaps             # gaps after output pixels
+                out_strides = (2 * ow * px, 1, ow * px, px)
+                desc = run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, in_strides, out_strides,
+                                shape=shape)
+                k = desc.kernel(device.capabilities)
+                if k.shader == "depth_space_nhwc" and k.spec[5] == 2:
+                    taken += 1
+                    xt = k.push[11]
+                    ragged += ow > xt and ow % xt != 0
+                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
+                    monkeypatch.setattr(ds, "STAGED_S2D", False)
+                    other = desc.kernel(device.capabilities)
+                    assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
+                    run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, in_strides, out_strides, shape=shape)
+                    monkeypatch.undo()
+                else:
+                    assert b == 3, (desc, k)
+    assert taken == 12 and ragged >= 4, (taken, ragged)

@@ -2,7 +2,7 @@
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both with unit C stride, packed
 // NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Every load and
 // store is a whole, aligned VEC_BYTES vector (16, 8 or 4 bytes) of a pixel's channels, or of a
-// run of abutting pixels; see move_dcr, move_crd and move_blocks.
+// run of abutting pixels; see move_dcr, move_crd, move_blocks and move_staged.
 
 #extension GL_EXT_control_flow_attributes : require
 
@@ -12,7 +12,7 @@ layout(constant_id = 2) const uint BLOCK = 2;
 layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
-layout(constant_id = 6) const uint BLOCKS = 0;   // depth-to-space: 1 move_blocks
+layout(constant_id = 6) const uint BLOCKS = 0;   // depth-to-space: 1 move_blocks; space-to-depth: 2 move_staged
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
 layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
@@ -120,6 +120,16 @@ const uint PART_WORDS = MAT_WORDS / PARTS;
 // The transpose: input (R channels x BB block positions) to output (BB x R).
 const uint TR = R, TC = BB;
 
+// The 4 x 4 byte transpose of four words: word i of the result holds byte i of a.x, a.y, a.z, a.w.
+uvec4 transpose4x4(uvec4 a) {
+    uint t0 = (a.x & 0x00FF00FFu) | ((a.y << 8) & 0xFF00FF00u);     // x.0 y.0 x.2 y.2
+    uint t1 = ((a.x >> 8) & 0x00FF00FFu) | (a.y & 0xFF00FF00u);     // x.1 y.1 x.3 y.3
+    uint t2 = (a.z & 0x00FF00FFu) | ((a.w << 8) & 0xFF00FF00u);
+    uint t3 = ((a.z >> 8) & 0x00FF00FFu) | (a.w & 0xFF00FF00u);
+    return uvec4((t0 & 0xFFFFu) | (t2 << 16), (t1 & 0xFFFFu) | (t3 << 16),
+                 (t0 >> 16) | (t2 & 0xFFFF0000u), (t1 >> 16) | (t3 & 0xFFFF0000u));
+}
+
 // b = the transpose of the TR x TC matrix of elements a (both row-major in words). Sub-word
 // elements move in EPW x EPW blocks with word masks and shifts, a few operations a word, where EPW
 // divides TR and TC; else element by element.
@@ -139,16 +149,9 @@ void transpose(uint a[MAT_WORDS], out uint b[MAT_WORDS]) {
                     b[(J * 2) * rw + I] = (a0 & 0xFFFFu) | (a1 << 16);
                     b[(J * 2 + 1) * rw + I] = (a0 >> 16) | (a1 & 0xFFFF0000u);
                 } else {
-                    uint a0 = a[(I * 4) * cw + J], a1 = a[(I * 4 + 1) * cw + J];
-                    uint a2 = a[(I * 4 + 2) * cw + J], a3 = a[(I * 4 + 3) * cw + J];
-                    uint t0 = (a0 & 0x00FF00FFu) | ((a1 << 8) & 0xFF00FF00u);   // a0.0 a1.0 a0.2 a1.2
-                    uint t1 = ((a0 >> 8) & 0x00FF00FFu) | (a1 & 0xFF00FF00u);   // a0.1 a1.1 a0.3 a1.3
-                    uint t2 = (a2 & 0x00FF00FFu) | ((a3 << 8) & 0xFF00FF00u);
-                    uint t3 = ((a2 >> 8) & 0x00FF00FFu) | (a3 & 0xFF00FF00u);
-                    b[(J * 4) * rw + I] = (t0 & 0xFFFFu) | (t2 << 16);
-                    b[(J * 4 + 1) * rw + I] = (t1 & 0xFFFFu) | (t3 << 16);
-                    b[(J * 4 + 2) * rw + I] = (t0 >> 16) | (t2 & 0xFFFF0000u);
-                    b[(J * 4 + 3) * rw + I] = (t1 >> 16) | (t3 & 0xFFFF0000u);
+                    uvec4 t = transpose4x4(uvec4(a[(I * 4) * cw + J], a[(I * 4 + 1) * cw + J],
+                                                 a[(I * 4 + 2) * cw + J], a[(I * 4 + 3) * cw + J]));
+                    [[unroll]] for (uint i = 0; i < 4; ++i) b[(J * 4 + i) * rw + I] = t[i];
                 }
             }
         }
@@ -198,11 +201,61 @@ void move_blocks(uint v) {
     }
 }
 
+// move_staged's tile of input rows, in words (1 for the other kernels).
+layout(constant_id = 8) const uint TILE_WORDS = 1;
+shared uint tile[TILE_WORDS];
+const uint UNIT_WORDS = BB;      // one word's 4 channels at every block position
+
+// COLUMN_ROW_DEPTH space-to-depth of 1-byte elements with an even BLOCK, BLOCKS = 2: workgroup
+// `wg` makes XT output pixels (n, Y, X0..) of one output row from the BLOCK input row segments of
+// BLOCK*XT abutting pixels above them. The segments are copied into shared memory as whole
+// vectors (rows PITCH words apart, an odd count); then each invocation takes a unit, the 4
+// channels of one input word at all BLOCK^2 block positions: BLOCK^2 word loads from the tile,
+// 4 x 4 byte transposes in registers, and the unit's BLOCK^2 contiguous output words stored as
+// vectors. Every global access is a whole vector and neighbouring invocations touch neighbouring
+// vectors.
+void move_staged(uint wg) {
+    uint XT = p.out_strides.w, PITCH = p.in_strides.w;
+    uint cs = p.in_dims.w, W = p.out_dims.z;
+    uint tiles = (W + XT - 1) / XT;
+    uint X0 = (wg % tiles) * XT, Y = (wg / tiles) % p.out_dims.y, n = wg / (tiles * p.out_dims.y);
+    uint xt = min(XT, W - X0);
+    uint row_words = xt * BLOCK * cs / 4;                   // of an input row segment
+    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+    uint in0 = n * p.in_strides.x + Y * BLOCK * p.in_strides.y + X0 * BLOCK * cs;
+    for (uint i = lid; i < BLOCK * row_words / VEC_WORDS; i += L) {
+        uint bh = i / (row_words / VEC_WORDS), j = i % (row_words / VEC_WORDS);
+        uvec4 q = load_vec(in0 + bh * p.in_strides.y + j * VEC_ELEMS);
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[bh * PITCH + j * VEC_WORDS + w] = q[w];
+    }
+    barrier();
+    uint cw = cs / 4;                                      // units of an output pixel
+    for (uint u = lid; u < xt * cw; u += L) {
+        uint xl = u / cw, g = u % cw;
+        uint a[UNIT_WORDS], b[UNIT_WORDS];
+        [[unroll]] for (uint t = 0; t < BB; ++t) {
+            a[t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g];
+        }
+        // a: BB rows (block positions) x 4 channels; b: 4 rows x BB, the output's order
+        [[unroll]] for (uint I = 0; I < BB / 4; ++I) {
+            uvec4 t = transpose4x4(uvec4(a[I * 4], a[I * 4 + 1], a[I * 4 + 2], a[I * 4 + 3]));
+            [[unroll]] for (uint i = 0; i < 4; ++i) b[i * BB / 4 + I] = t[i];
+        }
+        uint out0 = n * p.out_strides.x + Y * p.out_strides.y + (X0 + xl) * p.out_strides.z + g * 4 * BB;
+        [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
+            uint f = v * VEC_WORDS;
+            store_vec(out0 + v * VEC_ELEMS, uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0,
+                      VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
+        }
+    }
+}
+
 void main() {
     uint local = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
                + gl_LocalInvocationID.x;
-    if (local >= p.items) return;
-    if (BLOCKS == 1) move_blocks(p.first + local);
+    if (local >= p.items) return;    // whole workgroups, where BLOCKS is 2
+    if (BLOCKS == 2) move_staged((p.first + local) / gl_WorkGroupSize.x);
+    else if (BLOCKS == 1) move_blocks(p.first + local);
     else if (ORDER == 0) move_dcr(p.first + local);
     else move_crd(p.first + local);
 }
