@@ -506,39 +506,41 @@ def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
     assert taken == 4, taken
 
 
-def test_channel_last_crd_space_to_depth_staged(device, rng, monkeypatch):
-    """COLUMN_ROW_DEPTH space-to-depth of 1-byte elements from abutting input pixels goes through
-    shared-memory tiles of input rows (move_staged): B = 2 and 4 (not 3, whose block positions do
-    not fill whole words), several tiles a row with a partial last one, packed and with gaps after
-    input rows and output pixels; against the reference, gaps intact, and the same as the path
-    without tiles."""
+def test_channel_last_crd_staged(device, rng, monkeypatch):
+    """COLUMN_ROW_DEPTH of 1-byte elements with abutting space-side pixels goes through
+    shared-memory tiles of space-side rows (move_staged): space-to-depth with B = 2 and 4,
+    depth-to-space with B = 2 (B = 3's block positions do not fill whole words; 16-byte output
+    row segments take move_blocks), several tiles a
+    row with a partial last one, packed and with gaps after space-side rows and depth-side
+    pixels; against the reference, gaps intact, and the same as the paths without tiles."""
     from dmlvk.ops import depth_space as ds
-    dt, eb = DataType.UINT8, 1
+    dt = DataType.UINT8
     order = DepthSpaceOrder.COLUMN_ROW_DEPTH
     taken = ragged = 0
-    for b in (2, 3, 4):
-        for cs in (4, 8, 12):
-            ow = 3 + ds.STAGED_TILE_BYTES // (b * b * cs * eb)      # past one tile
-            shape = (2, cs, 2 * b, ow * b)
-            for gaps in (False, True):
-                n, c, h, w = shape
-                row = w * c + 64 * gaps
-                in_strides = (h * row, 1, row, c)                     # input pixels abut
-                oc, px = c * b * b, c * b * b + 16 * gaps             # gaps after output pixels
-                out_strides = (2 * ow * px, 1, ow * px, px)
-                desc = run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, in_strides, out_strides,
-                                shape=shape)
-                k = desc.kernel(device.capabilities)
-                if k.shader == "depth_space_nhwc" and k.spec[5] == 2:
-                    taken += 1
-                    xt = k.push[11]
-                    ragged += ow > xt and ow % xt != 0
-                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
-                    monkeypatch.setattr(ds, "STAGED_S2D", False)
-                    other = desc.kernel(device.capabilities)
-                    assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
-                    run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, in_strides, out_strides, shape=shape)
-                    monkeypatch.undo()
-                else:
-                    assert b == 3, (desc, k)
-    assert taken == 12 and ragged >= 4, (taken, ragged)
+    for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
+        d2s = desc_cls is dmlvk.DepthToSpace1Desc
+        for b in (2, 3, 4):
+            for cs in (4, 8, 12):
+                wd = 3 + ds.STAGED_TILE_BYTES // (b * b * cs)        # past one tile
+                for gaps in (False, True):
+                    row = wd * b * cs + 64 * gaps                    # space side: pixels abut
+                    space = ((2, cs, 2 * b, wd * b), (2 * b * row, 1, row, cs))
+                    px = cs * b * b + 16 * gaps                      # depth side: gaps after pixels
+                    depth = ((2, cs * b * b, 2, wd), (2 * wd * px, 1, wd * px, px))
+                    (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
+                    desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
+                    k = desc.kernel(device.capabilities)
+                    if k.shader == "depth_space_nhwc" and k.spec[5] == 2:
+                        taken += 1
+                        xt = k.push[11]
+                        ragged += wd > xt and wd % xt != 0
+                        assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
+                        monkeypatch.setattr(ds, "STAGED", False)
+                        other = desc.kernel(device.capabilities)
+                        assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
+                        run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
+                        monkeypatch.undo()
+                    else:
+                        # B = 4 depth-to-space, and row segments of 16 bytes: move_blocks
+                        assert b == 3 or (d2s and (b == 4 or b * cs == 16)), (desc, k)
+    assert taken == 16 and ragged >= 6, (taken, ragged)

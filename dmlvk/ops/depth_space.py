@@ -22,9 +22,9 @@ _WIDE = {DataType.FLOAT64, DataType.INT64, DataType.UINT64}
 # Bandwidth path launch shape: invocations per workgroup and chunks per invocation.
 ROWS_LOCAL = 256
 ROWS_CHUNKS = 1
-# Channel-last COLUMN_ROW_DEPTH space-to-depth through shared-memory tiles of input rows
-# (_staged), and their size
-STAGED_S2D = True
+# Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged), and
+# their size
+STAGED = True
 STAGED_TILE_BYTES = 8192
 # Channel-last depth-to-space through row segments of narrow pixels (_row_segments), the orders
 # that take it
@@ -196,29 +196,32 @@ class _DepthSpaceDesc:
                       count=count, slots=(0, 1), local_size=256)
 
     def _staged(self, ist, ost, packed_w) -> Optional[Kernel]:
-        """COLUMN_ROW_DEPTH space-to-depth of 1-byte elements from abutting input pixels through
-        shared memory (move_staged): tiles of XT output pixels of a row, up to STAGED_TILE_BYTES
-        of input; or None where the vectors would not be whole and aligned, or the bytes of a word
-        do not fill whole words at every block position (an odd block size). On an H200, uint8
-        B = 2: 84 % of copy against 60 % with element gathers, B = 4: 70 % against 58 %; wider
-        elements measured slower than their gathers (float32 B = 2: 87 % against 98 %)."""
+        """COLUMN_ROW_DEPTH of 1-byte elements with an even block size, abutting space-side
+        pixels, through shared memory (move_staged): tiles of XT depth-side pixels of a row, up
+        to STAGED_TILE_BYTES; or None where the vectors would not be whole and aligned. On an
+        H200, uint8 B = 2: space-to-depth 84 % of copy against 60 % with element gathers,
+        depth-to-space 77 % against 69 % with move_blocks; B = 4 space-to-depth 70 % against 58 %
+        (depth-to-space B = 4 is not measured: the benchmark's case takes row segments); wider
+        elements measured slower than their gathers (float32 B = 2 space-to-depth: 87 % against
+        98 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
-        cs = self.input_tensor.sizes[1]
-        if (self.depth_to_space or not STAGED_S2D or eb != 1 or not packed_w or cs % 4 or b % 2
-                or b * b * cs > STAGED_TILE_BYTES):
+        depth, space = ((self.input_tensor, self.output_tensor) if self.depth_to_space
+                        else (self.output_tensor, self.input_tensor))
+        dst, sst = (ist, ost) if self.depth_to_space else (ost, ist)
+        cs = space.sizes[1]
+        if (not STAGED or eb != 1 or not packed_w or cs % 4 or b % 2 or b * b * cs > STAGED_TILE_BYTES
+                or (self.depth_to_space and b != 2)):
             return None
-        n, _, oh, ow = self.output_tensor.sizes
-        xt = 1 << ((STAGED_TILE_BYTES // (b * b * cs * eb)).bit_length() - 1)
-        xt = min(xt, 1 << max(0, (ow - 1).bit_length()))
-        unit = b * b * max(eb, 4)                   # bytes of a unit's output
-        need = [st * eb for st in (ist[0], ist[2], ost[0], ost[2], ost[3])]
-        need += [xt * b * cs * eb, ow * b * cs * eb, unit]
-        vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
+        n, _, hd, wd = depth.sizes
+        xt = 1 << ((STAGED_TILE_BYTES // (b * b * cs)).bit_length() - 1)
+        xt = min(xt, 1 << max(0, (wd - 1).bit_length()))
+        need = [sst[0], sst[2], dst[0], dst[2], dst[3], xt * b * cs, wd * b * cs, b * b * 4]
+        vec = next((v for v in (16, 8, 4) if all(x % v == 0 for x in need)), None)
         if vec is None:
             return None
-        pitch = xt * b * cs * eb // 4
+        pitch = xt * b * cs // 4
         pitch += 1 - pitch % 2
-        return self._nhwc_launch(vec, 2, 0, n * oh * -(-ow // xt) * 256, (xt, pitch, b * pitch))
+        return self._nhwc_launch(vec, 2, 0, n * hd * -(-wd // xt) * 256, (xt, pitch, b * pitch))
 
     def _row_segments(self, ist, ost, packed_w) -> Optional[Kernel]:
         """Depth-to-space into abutting output pixels whose BLOCK-pixel row segments are 16-byte

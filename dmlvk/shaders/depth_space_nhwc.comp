@@ -12,7 +12,7 @@ layout(constant_id = 2) const uint BLOCK = 2;
 layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
-layout(constant_id = 6) const uint BLOCKS = 0;   // depth-to-space: 1 move_blocks; space-to-depth: 2 move_staged
+layout(constant_id = 6) const uint BLOCKS = 0;   // 1 move_blocks (depth-to-space), 2 move_staged
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
 layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
@@ -206,46 +206,75 @@ layout(constant_id = 8) const uint TILE_WORDS = 1;
 shared uint tile[TILE_WORDS];
 const uint UNIT_WORDS = BB;      // one word's 4 channels at every block position
 
-// COLUMN_ROW_DEPTH space-to-depth of 1-byte elements with an even BLOCK, BLOCKS = 2: workgroup
-// `wg` makes XT output pixels (n, Y, X0..) of one output row from the BLOCK input row segments of
-// BLOCK*XT abutting pixels above them. The segments are copied into shared memory as whole
-// vectors (rows PITCH words apart, an odd count); then each invocation takes a unit, the 4
-// channels of one input word at all BLOCK^2 block positions: BLOCK^2 word loads from the tile,
-// 4 x 4 byte transposes in registers, and the unit's BLOCK^2 contiguous output words stored as
-// vectors. Every global access is a whole vector and neighbouring invocations touch neighbouring
-// vectors.
+// COLUMN_ROW_DEPTH of 1-byte elements with an even BLOCK, BLOCKS = 2, through shared memory:
+// workgroup `wg` moves XT depth-side pixels (n, Y, X0..) of one row and the BLOCK space-side row
+// segments of BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH
+// words apart, an odd count) and move to or from memory as whole vectors, neighbouring
+// invocations on neighbouring vectors. Between tile and depth side each invocation moves a unit:
+// the 4 channels of one space-side word at all BLOCK^2 block positions, which are BLOCK^2
+// contiguous depth-side words, transposed 4 x 4 bytes at a time in registers.
 void move_staged(uint wg) {
     uint XT = p.out_strides.w, PITCH = p.in_strides.w;
-    uint cs = p.in_dims.w, W = p.out_dims.z;
-    uint tiles = (W + XT - 1) / XT;
-    uint X0 = (wg % tiles) * XT, Y = (wg / tiles) % p.out_dims.y, n = wg / (tiles * p.out_dims.y);
-    uint xt = min(XT, W - X0);
-    uint row_words = xt * BLOCK * cs / 4;                   // of an input row segment
+    uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
+    uvec3 ds = D2S != 0 ? p.in_strides.xyz : p.out_strides.xyz;
+    uvec3 ss = D2S != 0 ? p.out_strides.xyz : p.in_strides.xyz;
+    uint cs = dd.w / BB;                                           // space-side channels
+    uint tiles = (dd.z + XT - 1) / XT;
+    uint X0 = (wg % tiles) * XT, Y = (wg / tiles) % dd.y, n = wg / (tiles * dd.y);
+    uint xt = min(XT, dd.z - X0);
+    uint row_vecs = xt * BLOCK * cs / 4 / VEC_WORDS;               // of a space-side row segment
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
-    uint in0 = n * p.in_strides.x + Y * BLOCK * p.in_strides.y + X0 * BLOCK * cs;
-    for (uint i = lid; i < BLOCK * row_words / VEC_WORDS; i += L) {
-        uint bh = i / (row_words / VEC_WORDS), j = i % (row_words / VEC_WORDS);
-        uvec4 q = load_vec(in0 + bh * p.in_strides.y + j * VEC_ELEMS);
-        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[bh * PITCH + j * VEC_WORDS + w] = q[w];
+    uint space0 = n * ss.x + Y * BLOCK * ss.y + X0 * BLOCK * cs;
+    if (D2S == 0) {
+        for (uint i = lid; i < BLOCK * row_vecs; i += L) {
+            uint bh = i / row_vecs, j = i % row_vecs;
+            uvec4 q = load_vec(space0 + bh * ss.y + j * VEC_ELEMS);
+            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[bh * PITCH + j * VEC_WORDS + w] = q[w];
+        }
+        barrier();
     }
-    barrier();
-    uint cw = cs / 4;                                      // units of an output pixel
+    uint cw = cs / 4;                                              // units of a depth-side pixel
     for (uint u = lid; u < xt * cw; u += L) {
         uint xl = u / cw, g = u % cw;
+        uint depth = n * ds.x + Y * ds.y + (X0 + xl) * ds.z + g * 4 * BB;
         uint a[UNIT_WORDS], b[UNIT_WORDS];
-        [[unroll]] for (uint t = 0; t < BB; ++t) {
-            a[t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g];
+        if (D2S != 0) {
+            [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
+                uvec4 q = load_vec(depth + v * VEC_ELEMS);
+                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[v * VEC_WORDS + w] = q[w];
+            }
+        } else {
+            [[unroll]] for (uint t = 0; t < BB; ++t)
+                a[t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g];
         }
-        // a: BB rows (block positions) x 4 channels; b: 4 rows x BB, the output's order
+        // space-to-depth: a is BB rows (block positions) x 4 channels, b 4 rows x BB (the depth
+        // side's order); depth-to-space the other way round
         [[unroll]] for (uint I = 0; I < BB / 4; ++I) {
-            uvec4 t = transpose4x4(uvec4(a[I * 4], a[I * 4 + 1], a[I * 4 + 2], a[I * 4 + 3]));
-            [[unroll]] for (uint i = 0; i < 4; ++i) b[i * BB / 4 + I] = t[i];
+            if (D2S != 0) {
+                uvec4 t = transpose4x4(uvec4(a[I], a[BB / 4 + I], a[2 * BB / 4 + I], a[3 * BB / 4 + I]));
+                [[unroll]] for (uint i = 0; i < 4; ++i) b[I * 4 + i] = t[i];
+            } else {
+                uvec4 t = transpose4x4(uvec4(a[I * 4], a[I * 4 + 1], a[I * 4 + 2], a[I * 4 + 3]));
+                [[unroll]] for (uint i = 0; i < 4; ++i) b[i * BB / 4 + I] = t[i];
+            }
         }
-        uint out0 = n * p.out_strides.x + Y * p.out_strides.y + (X0 + xl) * p.out_strides.z + g * 4 * BB;
-        [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
-            uint f = v * VEC_WORDS;
-            store_vec(out0 + v * VEC_ELEMS, uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0,
-                      VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
+        if (D2S != 0) {
+            [[unroll]] for (uint t = 0; t < BB; ++t)
+                tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g] = b[t];
+        } else {
+            [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
+                uint f = v * VEC_WORDS;
+                store_vec(depth + v * VEC_ELEMS, uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0,
+                          VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
+            }
+        }
+    }
+    if (D2S != 0) {
+        barrier();
+        for (uint i = lid; i < BLOCK * row_vecs; i += L) {
+            uint bh = i / row_vecs, j = i % row_vecs, f = bh * PITCH + j * VEC_WORDS;
+            store_vec(space0 + bh * ss.y + j * VEC_ELEMS, uint[4](tile[f], VEC_WORDS > 1 ? tile[f + 1] : 0,
+                      VEC_WORDS > 2 ? tile[f + 2] : 0, VEC_WORDS > 3 ? tile[f + 3] : 0));
         }
     }
 }
