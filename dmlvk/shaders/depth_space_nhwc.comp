@@ -173,12 +173,12 @@ void write_run(uint elem, uint first, uint count, uint m[MAT_WORDS]) {
     }
 }
 
-// Depth-to-space, BLOCKS: invocation v moves R output channels c0.. of a BLOCK x BLOCK block of
-// output pixels, whose sources are the contiguous input channels c0*BLOCK^2.. of one input pixel:
-// whole vector loads, in COLUMN_ROW_DEPTH order a transpose in registers (DEPTH_COLUMN_ROW has the
-// output's order already), whole vector stores, of single pixels or (SEG) of row segments. (For space-to-depth the mirror images
-// measured slower on an H200 than move_crd: 51 % of copy against 59 % for uint8 B = 2, and with
-// row segments 31 % against 82 % for float16 B = 4.)
+// Depth-to-space, BLOCKS = 1: invocation v moves R output channels c0.. of a BLOCK x BLOCK block
+// of output pixels, whose sources are the contiguous input channels c0*BLOCK^2.. of one input
+// pixel: whole vector loads, in COLUMN_ROW_DEPTH order a transpose in registers (DEPTH_COLUMN_ROW
+// has the output's order already), whole vector stores, of single pixels or (SEG) of row
+// segments. (For space-to-depth the mirror images measured slower on an H200 than move_crd: 51 %
+// of copy against 59 % for uint8 B = 2, and with row segments 31 % against 82 % for float16 B = 4.)
 void move_blocks(uint v) {
     uint per = p.out_dims.w / R;                         // channel groups of an output pixel
     uint c0 = (v % per) * R, pix = v / per;              // pix: the input pixel
@@ -201,7 +201,7 @@ void move_blocks(uint v) {
     }
 }
 
-// move_staged's tile of input rows, in words (1 for the other kernels).
+// move_staged's tile of space-side rows, in words (1 for the other kernels).
 layout(constant_id = 8) const uint TILE_WORDS = 1;
 shared uint tile[TILE_WORDS];
 const uint UNIT_WORDS = BB;      // one word's 4 channels at every block position

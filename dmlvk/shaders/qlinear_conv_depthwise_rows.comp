@@ -7,7 +7,7 @@
 // input words under its window (the input zero point stands in for words outside the input and
 // bytes outside the row), multiplies in registers and stores whole output words.
 //
-// The multiply-adds run on the float32 units, which GPUs have twice as many of as integer ones,
+// The multiply-adds run on the float32 units (NVIDIA GPUs have twice as many as integer units)
 // and stay exact: every (x - xZP) and (w - wZP) is an integer of magnitude at most 255, so each
 // product is at most 65025 and the sum of 64 of them stays below 2^22, where float32 holds every
 // integer. Bytes become floats by placing them in a float's mantissa (2^23 + byte), and the exact
