@@ -487,11 +487,7 @@ def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
             shape, out_sizes = (2, cs * b * b, 3, 8), (2, cs, 3 * b, 8 * b)
             segments = b * cs * eb == 16
             for gaps in (False, True):
-                def strides(sizes, pixel_gap, row_gap):
-                    n, c, h, w = sizes
-                    row = w * (c + pixel_gap) + row_gap
-                    return (h * row, 1, row, c + pixel_gap)
-                kinds = (strides(shape, 16 * gaps, 0), strides(out_sizes, 0, 64 * gaps))
+                kinds = (_nhwc_gapped(shape, 16 * gaps, 0, 0), _nhwc_gapped(out_sizes, 0, 64 * gaps, 0))
                 desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
                 k = desc.kernel(device.capabilities)
                 assert (k.shader == "depth_space_nhwc" and k.spec[6] != 0) == segments, (desc, k)
@@ -523,10 +519,9 @@ def test_channel_last_crd_staged(device, rng, monkeypatch):
             for cs in (4, 8, 12):
                 wd = 3 + ds.STAGED_TILE_BYTES // (b * b * cs)        # past one tile
                 for gaps in (False, True):
-                    row = wd * b * cs + 64 * gaps                    # space side: pixels abut
-                    space = ((2, cs, 2 * b, wd * b), (2 * b * row, 1, row, cs))
-                    px = cs * b * b + 16 * gaps                      # depth side: gaps after pixels
-                    depth = ((2, cs * b * b, 2, wd), (2 * wd * px, 1, wd * px, px))
+                    space_sizes, depth_sizes = (2, cs, 2 * b, wd * b), (2, cs * b * b, 2, wd)
+                    space = (space_sizes, _nhwc_gapped(space_sizes, 0, 64 * gaps, 0))   # pixels abut
+                    depth = (depth_sizes, _nhwc_gapped(depth_sizes, 16 * gaps, 0, 0))   # gaps after pixels
                     (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
                     desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
                     k = desc.kernel(device.capabilities)

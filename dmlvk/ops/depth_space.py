@@ -31,6 +31,11 @@ STAGED_TILE_BYTES = 8192
 ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)
 
 
+def _pixel_strides(strides) -> tuple:
+    """The N, H and W element strides of a 4-D tensor (the channel-last path's pixel strides)."""
+    return strides[0], strides[2], strides[3]
+
+
 def supported_types(level: FeatureLevel) -> set:
     """Spec 3.4: FP32/FP16 from 1_0, 8/16/32-bit integers from 2_1, 64-bit types from 5_0."""
     types = set(_FLOAT)
@@ -145,11 +150,10 @@ class _DepthSpaceDesc:
         ist, ost = inp.effective_strides, out.effective_strides
         if ist[1] != 1 or ost[1] != 1 or nested_order(out.sizes, ost) is None:
             return None
-        pixel = lambda st: (st[0], st[2], st[3])      # N, H, W strides
         n, oc, oh, ow = out.sizes
         space = out if self.depth_to_space else inp
         packed_w = space.effective_strides[3] == space.sizes[1]     # the space side's pixels abut
-        need = [st * eb for st in pixel(ost)]
+        need = [st * eb for st in _pixel_strides(ost)]
         seg = self._row_segments(ist, ost, packed_w)
         if seg is not None:
             return seg
@@ -159,7 +163,7 @@ class _DepthSpaceDesc:
             # starts at every BLOCK-th space-side pixel, so the space side's W stride need only
             # align BLOCK pixels.
             run = (oc if self.depth_to_space else inp.sizes[1]) * eb * (b if packed_w else 1)
-            need += [run] + [st * eb for st in pixel(ist)]
+            need += [run] + [st * eb for st in _pixel_strides(ist)]
             if packed_w:
                 need[2 if self.depth_to_space else 6] *= b
             if not (self.depth_to_space and packed_w):
@@ -177,7 +181,7 @@ class _DepthSpaceDesc:
         # all block positions at once, where its input vectors are aligned (faster there on an H200;
         # element gathers elsewhere, and for space-to-depth)
         blocks = (self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW and self.depth_to_space
-                  and (eb == 1 or b == 2) and all(st * eb % vec == 0 for st in pixel(ist)))
+                  and (eb == 1 or b == 2) and all(st * eb % vec == 0 for st in _pixel_strides(ist)))
         if blocks:
             total //= b * b
         return self._nhwc_launch(vec, int(blocks), 0, total)
@@ -185,14 +189,13 @@ class _DepthSpaceDesc:
     def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1)) -> Kernel:
         """tile: move_staged's pixels per tile, row pitch and tile size in words."""
         inp, out = self.input_tensor, self.output_tensor
-        pixel = lambda st: (st[0], st[2], st[3])      # N, H, W strides
         n, oc, oh, ow = out.sizes
         _, ic, ih, iw = inp.sizes
         return Kernel(shader="depth_space_nhwc",
                       spec=(inp.element_bytes, self.block_size, int(self.depth_to_space), int(self._order), vec,
                             blocks, seg, tile[2]),
-                      push=(n, oh, ow, oc, n, ih, iw, ic) + pixel(out.effective_strides) + (tile[0],)
-                      + pixel(inp.effective_strides) + (tile[1],),
+                      push=(n, oh, ow, oc, n, ih, iw, ic) + _pixel_strides(out.effective_strides) + (tile[0],)
+                      + _pixel_strides(inp.effective_strides) + (tile[1],),
                       count=count, slots=(0, 1), local_size=256)
 
     def _staged(self, ist, ost, packed_w) -> Optional[Kernel]:
@@ -235,9 +238,8 @@ class _DepthSpaceDesc:
             return None
         if any(st * eb % 16 for st in (ist[0], ist[2], ist[3], ost[0], ost[2])):
             return None
-        vec = 16
         n, _, h, w = self.input_tensor.sizes
-        return self._nhwc_launch(vec, 1, cs, n * h * w)
+        return self._nhwc_launch(16, 1, cs, n * h * w)
 
     def _element_kernel(self, capabilities: Optional[Capabilities]) -> Kernel:
         """The general path (dmlvk/shaders/depth_space.comp): any strides DirectML allows. Its variants:
