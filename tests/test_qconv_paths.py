@@ -93,10 +93,10 @@ def test_depthwise_plan():
         assert k.spec[-2] == 18 * 66 + 9 and k.spec[-1] == 0               # the window and the taps;
                                                                             # rows of 70: not words
     rows, = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 2), dil=(1, 2)).plan(None)[0]  # word rows
-    assert rows.shader == "qlinear_conv_depthwise_rows" and rows.spec[-4:-1] == (1, 2, 2)    # SX DX SHIFT
+    assert rows.shader == "qlinear_conv_depthwise_rows" and rows.spec[6:9] == (1, 2, 2)    # SX DX SHIFT
     assert rows.count == 8 * 8                      # C * OH rows of OW = 8: one invocation each
     wide = conv_desc(1, 8, 8, 80, 8, 3, 5, groups=8, pads=(0, 2), strides=(1, 2))   # 16 outputs: 3 rows of 10 words
-    assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and wide.plan(None)[0][0].spec[-4:] == (2, 1, 2, 16)
+    assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and wide.plan(None)[0][0].spec[6:10] == (2, 1, 2, 16)
     wider = conv_desc(1, 8, 8, 80, 8, 5, 5, groups=8, strides=(1, 4), dil=(1, 8))  # 5 rows of 12 words > 48
     assert wider.plan(None)[0][0].shader == "qlinear_conv_depthwise"
     nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
@@ -109,14 +109,16 @@ def test_depthwise_plan():
 ORT_TYPES = ((np.uint8, np.uint8, np.uint8), (np.int8, np.int8, np.int8), (np.uint8, np.int8, np.uint8))
 
 
-def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, pads, shared_wzp, ort):
-    """One random depthwise layer through dmlvk, against the reference and (ort, where
-    onnxruntime takes the types) onnxruntime; returns the kernel that ran it."""
+def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, pads, shared_wzp, ort, cg=1, mg=1):
+    """One random depthwise layer (c groups; or narrow groups of cg input and mg output channels)
+    through dmlvk, against the reference and (ort, where onnxruntime takes the types)
+    onnxruntime; returns the kernel that ran it."""
     x_dt, w_dt, y_dt = types
-    x, wt = random_ints(rng, x_dt, (n, c, h, w)), random_ints(rng, w_dt, (c, 1) + tuple(kernel))
-    wzp = np.full(c, random_ints(rng, w_dt, ()), w_dt) if shared_wzp else random_ints(rng, w_dt, (c,))
-    args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, c).astype(np.float32), wzp,
-            rng.integers(-3000, 3000, c).astype(np.int32), 0.7, random_ints(rng, y_dt, ()))
+    m = c * mg
+    x, wt = random_ints(rng, x_dt, (n, c * cg, h, w)), random_ints(rng, w_dt, (m, cg) + tuple(kernel))
+    wzp = np.full(m, random_ints(rng, w_dt, ()), w_dt) if shared_wzp else random_ints(rng, w_dt, (m,))
+    args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, m).astype(np.float32), wzp,
+            rng.integers(-3000, 3000, m).astype(np.int32), 0.7 * cg, random_ints(rng, y_dt, ()))
     kwargs = dict(strides=strides, dilations=dilations, start_padding=pads[0], end_padding=pads[1], group_count=c)
     op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
     k = op_desc.plan(device.capabilities)[0][0]
@@ -168,7 +170,7 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
         c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
         k = depthwise_case(device, rng, types, n, c, h, w, (kh, kw), st, dil, (p0, p1), done % 2, done % 3 == 0)
         assert k.shader == "qlinear_conv_depthwise_rows", k
-        shifts.add(k.spec[-2])
+        shifts.add(k.spec[8])
         done += 1
     assert len(shifts) >= 3
 
@@ -195,6 +197,58 @@ def test_depthwise_rows_kernel_extremes(device):
             assert np.array_equal(got, want), (kh, kw, bias)
             inner = want[(want > 0) & (want < 255)]
             assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
+                                   (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_narrow_groups_rows_kernel_is_exact(device, rng, types):
+    """Groups of 2-7 input channels (and 1-5 output channels) take the rows kernel too, looping over
+    the group's input channels, up to 64 products an output: random layers as for depthwise ones,
+    against the reference and onnxruntime."""
+    done = 0
+    while done < 8:
+        cg, mg = int(rng.integers(2, 8)), int(rng.integers(1, 6))
+        kh, kw = (int(v) for v in rng.integers(1, 5, 2))
+        if cg * kh * kw > 64:
+            continue
+        dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+        st = tuple(int(v) for v in rng.integers(1, 3, 2))
+        p0, p1 = (tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in range(2))
+        h, w = int(rng.integers(1, 16)), 4 * int(rng.integers(1, 16))
+        oh = (h + p0[0] + p1[0] - (kh - 1) * dil[0] - 1) // st[0] + 1
+        ow = (w + p0[1] + p1[1] - (kw - 1) * dil[1] - 1) // st[1] + 1
+        if oh < 1 or ow < 1 or ow % 4:
+            continue
+        groups, n = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+        k = depthwise_case(device, rng, types, n, groups, h, w, (kh, kw), st, dil, (p0, p1), done % 2,
+                           done % 3 == 0, cg=cg, mg=mg)
+        assert k.shader == "qlinear_conv_depthwise_rows", k
+        done += 1
+
+
+def test_narrow_groups_rows_kernel_limits(device):
+    """Narrow groups at the rows kernel's limit: 4 input channels x 4 x 4 taps = 64 products of
+    (255 - 0) * (-128 - 127) each, exact; 4 x 17 = 68 products take another kernel; groups of
+    8 input channels are not narrow."""
+    for cg, (kh, kw), rows in ((4, (4, 4), True), (4, (1, 17), False), (8, (2, 2), False)):
+        end_w = (-(24 + 8 - kw + 1)) % 4 + 4      # OW a multiple of 4
+        groups, mg = 3, 2
+        x = np.full((2, groups * cg, 12, 24), 255, np.uint8)
+        wt = np.full((groups * mg, cg, kh, kw), -128, np.int8)
+        wt[1, 0, 0, 0] = 5
+        args = (x, 0.5, np.uint8(0), wt, np.float32(1e-6), np.int8(127), np.array([0, 17, -9, 5, 0, 1], np.int32),
+                0.25, np.uint8(128))
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 8), end_padding=(2, end_w),
+                      group_count=groups)
+        op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+        shader = op_desc.plan(device.capabilities)[0][-1].shader
+        assert (shader == "qlinear_conv_depthwise_rows") == rows, (cg, kh, kw, shader)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+        want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
+        assert np.array_equal(got, want), (cg, kh, kw)
+        inner = want[(want > 0) & (want < 255)]
+        assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
 
 
 @pytest.mark.parametrize("out_kind", ["nhwc", "rows"])

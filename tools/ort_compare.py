@@ -1,8 +1,9 @@
 """Randomised QUANTIZED_LINEAR_CONVOLUTION comparison against onnxruntime on a Vulkan device.
 
 python tools/ort_compare.py [--cases N] [--seed S]: prints the device, cases, elements compared
-and how many differed (bit exact means 0)."""
+and how many differed (bit exact means 0), and the cases each kernel computed."""
 import argparse
+import collections
 import os
 import sys
 
@@ -13,6 +14,7 @@ sys.path[:0] = [_root]
 
 import dmlvk  # noqa: E402
 from dmlvk.oracles import onnx_qlinearconv_model, random_case, run_onnxruntime  # noqa: E402
+from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
 
 
 def main():
@@ -25,6 +27,7 @@ def main():
     combos = [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8)]
     cases = elements = differing = 0
     first_failure = None
+    by_kernel = collections.Counter()
     for i in range(args.cases):
         types = combos[i % len(combos)]
         w_range = (-64, 63) if types[:2] == (np.uint8, np.int8) else None
@@ -32,6 +35,8 @@ def main():
         model, feeds = onnx_qlinearconv_model(a, kw, y_dt)
         expected = run_onnxruntime(model, feeds)
         got = dmlvk.quantized_linear_convolution(*a, **kw, device=device)
+        desc = prepare_call(*a, **kw, output_dtype=None, device=device)[0].desc
+        by_kernel[desc.plan(device.capabilities)[0][-1].shader] += 1
         bad = int(np.count_nonzero(got != expected))
         cases += 1
         elements += got.size
@@ -40,6 +45,7 @@ def main():
             first_failure = (i, kw, [getattr(v, "shape", v) for v in a])
     print(f"device: {device.name} ({device.info.driver_info})")
     print(f"cases: {cases}, elements compared: {elements}, elements differing: {differing}")
+    print("cases by kernel:", ", ".join(f"{k} {v}" for k, v in sorted(by_kernel.items())))
     if first_failure:
         print("first failing case:", first_failure)
     return 1 if differing else 0

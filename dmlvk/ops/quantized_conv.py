@@ -53,10 +53,11 @@ SPLITK_MAX_PARTIAL_BYTES = 256 << 20
 # when a 16 x 64 output tile's input window and the KH x KW taps fit its 6144-element tile.
 DEPTHWISE_TILE = (16, 64)
 DEPTHWISE_TILE_MAX = 6144
-# Depthwise layers with word-aligned input and output rows: qlinear_conv_depthwise_rows.comp, whose
-# invocations hold the input words of all their window rows in registers (at most
-# DEPTHWISE_ROW_WORDS; 32, 16, 8 or 4 outputs an invocation, the most that fit) and whose float32
-# sums hold up to DEPTHWISE_ROW_MAX_TAPS filter taps exactly.
+# Depthwise layers and narrow groups with word-aligned input and output rows:
+# qlinear_conv_depthwise_rows.comp, whose invocations hold the input words of all their window rows
+# of one input channel in registers (at most DEPTHWISE_ROW_WORDS; 32, 16, 8 or 4 outputs an
+# invocation, the most that fit) and whose float32 sums hold up to DEPTHWISE_ROW_MAX_TAPS products
+# (input channels of a group x filter taps) exactly.
 DEPTHWISE_ROW_WORDS = 48
 DEPTHWISE_ROW_MAX_TAPS = 64
 
@@ -274,7 +275,7 @@ class QuantizedLinearConvolutionDesc:
         depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
         COOPMAT_*), else the portable kernel."""
         depthwise = self._depthwise_kernel()
-        if depthwise is not None:
+        if depthwise is not None and (self.conv_params()["filter"][1] == 1 or self._cpu_plan(capabilities) is None):
             return [depthwise], ()
         geo = self._packed_geometry(capabilities)
         if geo is None:
@@ -365,11 +366,13 @@ class QuantizedLinearConvolutionDesc:
 
     def _depthwise_kernel(self) -> Optional[Kernel]:
         """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where
-        the input and output rows are word aligned, else qlinear_conv_depthwise.comp where its tile
-        fits."""
+        the input and output rows are word aligned (also for narrow groups: fewer than
+        COOPMAT_MIN_INPUT_CHANNELS input channels a group, at most DEPTHWISE_ROW_MAX_TAPS products
+        an output), else, for depthwise layers, qlinear_conv_depthwise.comp where its tile fits."""
         geo = self.conv_params()
         m, cg, kh, kw = geo["filter"]
-        if cg != 1 or m != self.group_count or self._wide_taps():
+        depthwise = cg == 1 and m == self.group_count
+        if not (depthwise or 1 < cg < COOPMAT_MIN_INPUT_CHANNELS) or self._wide_taps():
             return None
         n, _, oh, ow = _as_4d(self.output_sizes(), 1)
         (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
@@ -383,9 +386,11 @@ class QuantizedLinearConvolutionDesc:
         # outputs an invocation: the most whose window rows fit its registers
         opt = next((o for o in (32, 16, 8, 4) if kh * (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4
                     <= DEPTHWISE_ROW_WORDS), None)
-        if word_rows and whole_words and opt is not None and kh * kw <= DEPTHWISE_ROW_MAX_TAPS:
-            return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt), push=push,
+        if word_rows and whole_words and opt is not None and cg * kh * kw <= DEPTHWISE_ROW_MAX_TAPS:
+            return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt, 0, cg), push=push,
                           count=n * m * oh * -(-ow // opt), slots=slots, local_size=128)
+        if not depthwise:
+            return None
         th, tw = DEPTHWISE_TILE
         # Word-aligned input rows are read a word at a time, from up to 3 columns early.
         row = (tw - 1) * sw + (kw - 1) * dw + 1
