@@ -148,6 +148,21 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         assert k.shader.startswith("qlinear_conv_depthwise")
 
 
+def word_row_window(rng, kernel, pad_hi, size_hi):
+    """Random dilations, strides, pads and an input size of whole-word rows for a kernel of
+    `kernel` taps, or None where the output width is not a positive multiple of 4."""
+    (kh, kw) = kernel
+    dil = tuple(int(v) for v in rng.integers(1, 3, 2))
+    st = tuple(int(v) for v in rng.integers(1, 3, 2))
+    p0, p1 = (tuple(int(v) for v in rng.integers(0, pad_hi, 2)) for _ in range(2))
+    h, w = int(rng.integers(1, size_hi)), 4 * int(rng.integers(1, size_hi))
+    oh = (h + p0[0] + p1[0] - (kh - 1) * dil[0] - 1) // st[0] + 1
+    ow = (w + p0[1] + p1[1] - (kw - 1) * dil[1] - 1) // st[1] + 1
+    if oh < 1 or ow < 1 or ow % 4:
+        return None
+    return dil, st, (p0, p1), h, w
+
+
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
                                    (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
@@ -158,17 +173,13 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
     reference and onnxruntime."""
     shifts, done = set(), 0
     while done < 10:
-        kh, kw = (int(v) for v in rng.integers(1, 6, 2))
-        dil = tuple(int(v) for v in rng.integers(1, 3, 2))
-        st = tuple(int(v) for v in rng.integers(1, 3, 2))
-        p0, p1 = (tuple(int(v) for v in rng.integers(0, 4, 2)) for _ in range(2))
-        h, w = int(rng.integers(1, 20)), 4 * int(rng.integers(1, 20))
-        oh = (h + p0[0] + p1[0] - (kh - 1) * dil[0] - 1) // st[0] + 1
-        ow = (w + p0[1] + p1[1] - (kw - 1) * dil[1] - 1) // st[1] + 1
-        if oh < 1 or ow < 1 or ow % 4:
+        kernel = tuple(int(v) for v in rng.integers(1, 6, 2))
+        window = word_row_window(rng, kernel, 4, 20)
+        if window is None:
             continue
+        dil, st, pads, h, w = window
         c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
-        k = depthwise_case(device, rng, types, n, c, h, w, (kh, kw), st, dil, (p0, p1), done % 2, done % 3 == 0)
+        k = depthwise_case(device, rng, types, n, c, h, w, kernel, st, dil, pads, done % 2, done % 3 == 0)
         assert k.shader == "qlinear_conv_depthwise_rows", k
         shifts.add(k.spec[8])
         done += 1
@@ -209,19 +220,15 @@ def test_narrow_groups_rows_kernel_is_exact(device, rng, types):
     done = 0
     while done < 8:
         cg, mg = int(rng.integers(2, 8)), int(rng.integers(1, 6))
-        kh, kw = (int(v) for v in rng.integers(1, 5, 2))
-        if cg * kh * kw > 64:
+        kernel = tuple(int(v) for v in rng.integers(1, 5, 2))
+        if cg * kernel[0] * kernel[1] > 64:
             continue
-        dil = tuple(int(v) for v in rng.integers(1, 3, 2))
-        st = tuple(int(v) for v in rng.integers(1, 3, 2))
-        p0, p1 = (tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in range(2))
-        h, w = int(rng.integers(1, 16)), 4 * int(rng.integers(1, 16))
-        oh = (h + p0[0] + p1[0] - (kh - 1) * dil[0] - 1) // st[0] + 1
-        ow = (w + p0[1] + p1[1] - (kw - 1) * dil[1] - 1) // st[1] + 1
-        if oh < 1 or ow < 1 or ow % 4:
+        window = word_row_window(rng, kernel, 3, 16)
+        if window is None:
             continue
+        dil, st, pads, h, w = window
         groups, n = int(rng.integers(1, 6)), int(rng.integers(1, 3))
-        k = depthwise_case(device, rng, types, n, groups, h, w, (kh, kw), st, dil, (p0, p1), done % 2,
+        k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
                            done % 3 == 0, cg=cg, mg=mg)
         assert k.shader == "qlinear_conv_depthwise_rows", k
         done += 1

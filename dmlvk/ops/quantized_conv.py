@@ -273,13 +273,13 @@ class QuantizedLinearConvolutionDesc:
     def plan(self, capabilities: Optional[Capabilities] = None) -> tuple:
         """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
         depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
-        COOPMAT_*), else the portable kernel."""
-        depthwise = self._depthwise_kernel()
-        if depthwise is not None and (self.conv_params()["filter"][1] == 1 or self._cpu_plan(capabilities) is None):
+        COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups take
+        the depthwise rows kernel except where the CPU kernel applies."""
+        depthwise, cpu = self._depthwise_kernel(), self._cpu_plan(capabilities)
+        if depthwise is not None and (self.conv_params()["filter"][1] == 1 or cpu is None):
             return [depthwise], ()
         geo = self._packed_geometry(capabilities)
         if geo is None:
-            cpu = self._cpu_plan(capabilities)
             return cpu if cpu is not None else ([self.kernel(capabilities)], ())
         spec, push = self._spec_push()
         spec += (geo["wm"], int(self._packed_output()), geo["split"])
