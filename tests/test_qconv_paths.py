@@ -94,8 +94,11 @@ def test_depthwise_plan():
                                                                             # rows of 70: not words
     rows, = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 2), dil=(1, 2)).plan(None)[0]  # word rows
     assert rows.shader == "qlinear_conv_depthwise_rows" and rows.spec[6:9] == (1, 2, 2)    # SX DX SHIFT
-    assert rows.count == 8 * 8                      # C * OH rows of OW = 8: one invocation each
-    wide = conv_desc(1, 8, 8, 80, 8, 3, 5, groups=8, pads=(0, 2), strides=(1, 2))   # 16 outputs: 3 rows of 10 words
+    assert rows.count == 8 * 8 and rows.spec[9:] == (8, 0, 1, 1)   # C * OH rows of OW = 8: one invocation each
+    # a batch of MobileNetV2's: 8 outputs of 14 rows an invocation (32 * 144 * 7 * 4 >= 96K invocations)
+    walk, = conv_desc(32, 144, 56, 56, 144, 3, 3, groups=144, pads=(1, 1)).plan(None)[0]
+    assert walk.spec[9:] == (8, 0, 1, 14) and walk.count == 32 * 144 * 7 * 4
+    wide = conv_desc(1, 8, 8, 80, 8, 3, 5, groups=8, pads=(0, 2), strides=(2, 2))   # 16 outputs: 3 rows of 10 words
     assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and wide.plan(None)[0][0].spec[6:10] == (2, 1, 2, 16)
     wider = conv_desc(1, 8, 8, 80, 8, 5, 5, groups=8, strides=(1, 4), dil=(1, 8))  # 5 rows of 12 words > 48
     assert wider.plan(None)[0][0].shader == "qlinear_conv_depthwise"
@@ -186,16 +189,55 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
     assert len(shifts) >= 3
 
 
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
+                                   (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch):
+    """With vertical stride and dilation 1 the rows kernel's invocations walk down several output
+    rows (KH rows of sums rotating in registers): random depthwise and narrow-group layers, walking
+    down every output row or down strips with a shorter last one, any horizontal stride, dilation
+    and padding; against the reference and onnxruntime."""
+    from dmlvk.ops import quantized_conv
+    whole = ragged = done = 0
+    while done < 8:
+        cg, mg = (1, 1) if done % 2 == 0 else (int(rng.integers(2, 5)), int(rng.integers(1, 3)))
+        kernel = tuple(int(v) for v in rng.integers(1, 6, 2))
+        window = word_row_window(rng, kernel, 4, 24)
+        if cg * kernel[0] * kernel[1] > 64 or window is None:
+            continue
+        dil, st, pads, h, w = window
+        dil, st = (1, dil[1]), (1, st[1])
+        oh = h + pads[0][0] + pads[1][0] - kernel[0] + 1
+        if oh < 4:
+            continue
+        groups, n = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+        ow = (w + pads[0][1] + pads[1][1] - (kernel[1] - 1) * dil[1] - 1) // st[1] + 1
+        strips = 1 if done % 3 == 0 else 3
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", n * groups * mg * -(-ow // 8) * strips)
+        device._operators.clear()
+        k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
+                           done % 3 == 0, cg=cg, mg=mg)
+        rows = -(-oh // strips)
+        assert k.shader == "qlinear_conv_depthwise_rows" and k.spec[9] == 8 and k.spec[-1] == rows, k
+        whole += strips == 1
+        ragged += oh % rows != 0
+        done += 1
+    device._operators.clear()
+    assert whole and ragged, (whole, ragged)
+
+
 def test_depthwise_rows_kernel_extremes(device):
     """The rows kernel's float32 sums at their limit: 64 taps of (255 - 0) * (-128 - 127) each
-    (-4,161,600, just inside 2^22); biases that make the int32 sum wrap (a multiplier of 1e-7
-    keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
+    (-4,161,600, just inside 2^22); biases that bring the full windows' sums near 0 under a multiplier of 1; biases that make the
+    int32 sum wrap (a multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile
+    kernel)."""
     for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (5, 13, "qlinear_conv_depthwise")):
         c = 3
         x = np.full((2, c, 12, 24), 255, np.uint8)
         wt = np.full((c, 1, kh, kw), -128, np.int8)
         wt[1, 0, 0, 0] = 5
         cases = ((np.array([0, 17, -9], np.int32), 1e-6, 128),
+                 (255 * 255 * kh * kw + np.array([37, -33_915 - 50, 0], np.int32), 0.5, 128),
                  (np.array([-(2**31), -(2**31) + 3_000_000, 2**31 - 1], np.int32), 5e-8, 0))
         for bias, w_scale, y_zp in cases:
             args = (x, 0.5, np.uint8(0), wt, np.float32(w_scale), np.int8(127), bias, 0.25, np.uint8(y_zp))

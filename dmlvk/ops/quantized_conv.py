@@ -60,6 +60,12 @@ DEPTHWISE_TILE_MAX = 6144
 # (input channels of a group x filter taps) exactly.
 DEPTHWISE_ROW_WORDS = 48
 DEPTHWISE_ROW_MAX_TAPS = 64
+# With vertical stride and dilation 1 its invocations walk down the output rows instead, with
+# DEPTHWISE_WALK_OUTPUTS outputs of each row, down as many rows as leave at least
+# DEPTHWISE_WALK_INVOCATIONS invocations (so that layers of a batch still fill a GPU; a small layer
+# gets one row an invocation, and DEPTHWISE_WALK_OUTPUTS outputs of it).
+DEPTHWISE_WALK_OUTPUTS = 8
+DEPTHWISE_WALK_INVOCATIONS = 96 * 1024
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -383,12 +389,19 @@ class QuantizedLinearConvolutionDesc:
         strides = _as_4d(self.output_tensor.effective_strides, 0)
         whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
-        # outputs an invocation: the most whose window rows fit its registers
-        opt = next((o for o in (32, 16, 8, 4) if kh * (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4
-                    <= DEPTHWISE_ROW_WORDS), None)
+        words = lambda o: (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4    # of a window row
+        walk, rows = DEPTHWISE_WALK_OUTPUTS, 1
+        if (sh, dh) == (1, 1) and kh * walk <= 64 and max(kh, 2 * cg) * words(walk) <= DEPTHWISE_ROW_WORDS:
+            # walking: KH rows of sums, this input row's words and the next one's in registers
+            opt = walk
+            per_row = n * m * -(-ow // opt)      # invocations with one output row each
+            rows = -(-oh // min(oh, -(-DEPTHWISE_WALK_INVOCATIONS // per_row)))
+        else:
+            # outputs an invocation: the most whose window rows fit its registers
+            opt = next((o for o in (32, 16, 8, 4) if kh * words(o) <= DEPTHWISE_ROW_WORDS), None)
         if word_rows and whole_words and opt is not None and cg * kh * kw <= DEPTHWISE_ROW_MAX_TAPS:
-            return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt, 0, cg), push=push,
-                          count=n * m * oh * -(-ow // opt), slots=slots, local_size=128)
+            return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt, 0, cg, rows),
+                          push=push, count=n * m * -(-oh // rows) * -(-ow // opt), slots=slots, local_size=128)
         if not depthwise:
             return None
         th, tw = DEPTHWISE_TILE
