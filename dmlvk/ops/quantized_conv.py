@@ -63,9 +63,11 @@ DEPTHWISE_ROW_MAX_TAPS = 64
 # With vertical stride and dilation 1 its invocations walk down the output rows instead, with
 # DEPTHWISE_WALK_OUTPUTS outputs of each row, down as many rows as leave at least
 # DEPTHWISE_WALK_INVOCATIONS invocations (so that layers of a batch still fill a GPU; a small layer
-# gets one row an invocation, and DEPTHWISE_WALK_OUTPUTS outputs of it).
+# gets one row an invocation, and DEPTHWISE_WALK_OUTPUTS outputs of it). Not on CPU devices
+# (DEPTHWISE_WALK_ON_CPU): on lavapipe the walk, and 8 outputs an invocation, took twice as long.
 DEPTHWISE_WALK_OUTPUTS = 8
 DEPTHWISE_WALK_INVOCATIONS = 96 * 1024
+DEPTHWISE_WALK_ON_CPU = False
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -281,7 +283,7 @@ class QuantizedLinearConvolutionDesc:
         depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
         COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups take
         the depthwise rows kernel except where the CPU kernel applies."""
-        depthwise, cpu = self._depthwise_kernel(), self._cpu_plan(capabilities)
+        depthwise, cpu = self._depthwise_kernel(capabilities), self._cpu_plan(capabilities)
         if depthwise is not None and (self.conv_params()["filter"][1] == 1 or cpu is None):
             return [depthwise], ()
         geo = self._packed_geometry(capabilities)
@@ -370,11 +372,13 @@ class QuantizedLinearConvolutionDesc:
         return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=pixels, tiles=tiles,
                     split=split, part_bytes=part_bytes)
 
-    def _depthwise_kernel(self) -> Optional[Kernel]:
+    def _depthwise_kernel(self, capabilities: Optional[Capabilities] = None) -> Optional[Kernel]:
         """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where
         the input and output rows are word aligned (also for narrow groups: fewer than
         COOPMAT_MIN_INPUT_CHANNELS input channels a group, at most DEPTHWISE_ROW_MAX_TAPS products
-        an output), else, for depthwise layers, qlinear_conv_depthwise.comp where its tile fits."""
+        an output; walking down the output rows where DEPTHWISE_WALK_* allow it, on devices with
+        these capabilities, None: any), else, for depthwise layers, qlinear_conv_depthwise.comp
+        where its tile fits."""
         geo = self.conv_params()
         m, cg, kh, kw = geo["filter"]
         depthwise = cg == 1 and m == self.group_count
@@ -391,7 +395,9 @@ class QuantizedLinearConvolutionDesc:
         shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
         words = lambda o: (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4    # of a window row
         walk, rows = DEPTHWISE_WALK_OUTPUTS, 1
-        if (sh, dh) == (1, 1) and kh * walk <= 64 and max(kh, 2 * cg) * words(walk) <= DEPTHWISE_ROW_WORDS:
+        on_cpu = capabilities is not None and capabilities.cpu_kernels and not DEPTHWISE_WALK_ON_CPU
+        if ((sh, dh) == (1, 1) and not on_cpu and kh * walk <= 64
+                and max(kh, 2 * cg) * words(walk) <= DEPTHWISE_ROW_WORDS):
             # walking: KH rows of sums, this input row's words and the next one's in registers
             opt = walk
             per_row = n * m * -(-ow // opt)      # invocations with one output row each
