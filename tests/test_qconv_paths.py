@@ -227,16 +227,22 @@ def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch):
     assert whole and ragged, (whole, ragged)
 
 
-def test_depthwise_rows_kernel_extremes(device):
-    """The rows kernel's float32 sums at their limit: 64 taps of (255 - 0) * (-128 - 127) each
-    (-4,161,600, just inside 2^22); biases that bring the full windows' sums near 0 under a multiplier of 1; biases that make the
-    int32 sum wrap (a multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile
-    kernel)."""
+@pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
+def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk):
+    """The rows kernel's float32 sums at their limit, one output row an invocation and walking down
+    the rows: 64 taps of (255 - 0) * (-128 - 127) each (-4,161,600, just inside 2^22); biases that
+    bring the full windows' sums near 0 under a multiplier of 1; biases that make the int32 sum
+    wrap (a multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
+    from dmlvk.ops import quantized_conv
+    if walk:
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", 1)     # every row in one walk
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
+    device._operators.clear()
     for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (5, 13, "qlinear_conv_depthwise")):
         c = 3
         x = np.full((2, c, 12, 24), 255, np.uint8)
         wt = np.full((c, 1, kh, kw), -128, np.int8)
-        wt[1, 0, 0, 0] = 5
+        wt[1, 0, 0, 0] = 5                 # channel 1's window sums: 255 * (127 - 5) = 33,915 less
         cases = ((np.array([0, 17, -9], np.int32), 1e-6, 128),
                  (255 * 255 * kh * kw + np.array([37, -33_915 - 50, 0], np.int32), 0.5, 128),
                  (np.array([-(2**31), -(2**31) + 3_000_000, 2**31 - 1], np.int32), 5e-8, 0))
@@ -245,12 +251,14 @@ def test_depthwise_rows_kernel_extremes(device):
             kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(2, 1 if kw == 8 else 2),
                           group_count=c)      # OW = 20 or 16
             op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-            assert op_desc.plan(device.capabilities)[0][0].shader == shader
+            k = op_desc.plan(device.capabilities)[0][0]
+            assert k.shader == shader and (shader != "qlinear_conv_depthwise_rows" or (k.spec[-1] > 1) == walk), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
             want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
             assert np.array_equal(got, want), (kh, kw, bias)
             inner = want[(want > 0) & (want < 255)]
             assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
+    device._operators.clear()
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
