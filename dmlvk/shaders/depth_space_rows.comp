@@ -172,6 +172,15 @@ void move_half_chunk(uint item) {
     for (uint e = 0; e < HALF; ++e) {
         uint i = half_index * HALF + e;      // chunk element: piece i % BLOCK, element i / BLOCK
         uint at = (depth_elem[i % BLOCK] + i / BLOCK) * EW;
+        if (EW == 2) {                       // 8-byte elements move whole
+            if (D2S == 1) {
+                uvec2 v = src2[at / 2];
+                words[2 * e] = v.x; words[2 * e + 1] = v.y;
+            } else {
+                dst2[at / 2] = uvec2(words[2 * e], words[2 * e + 1]);
+            }
+            continue;
+        }
         for (uint w = 0; w < EW; ++w) {
             if (D2S == 1) words[e * EW + w] = src1[at + w];
             else dst1[at + w] = words[e * EW + w];
