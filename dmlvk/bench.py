@@ -750,6 +750,8 @@ def merge_results(results: List[dict]) -> dict:
     keep the date of their run in 'rerun'. Each case keeps the figures of its own run."""
     first = dict(results[0])
     first["depth_space"] = list(first["depth_space"])
+    if len(results) > 1:        # a list of its own: the inputs are left as they were
+        first["merged_dates"] = list(results[0].get("merged_dates", [results[0]["date"]]))
     for r in results[1:]:
         if r["device"]["name"] != first["device"]["name"]:
             raise ValueError(f"runs on different devices: {first['device']['name']} and {r['device']['name']}")
@@ -763,7 +765,7 @@ def merge_results(results: List[dict]) -> dict:
                 first["depth_space"][index[_case_key(x)]] = {**x, "rerun": r["date"]}
         first["depth_space"] += new
         first["peers_skipped"] = sorted(set(first.get("peers_skipped", [])) | set(r.get("peers_skipped", [])))
-        first.setdefault("merged_dates", [results[0]["date"]]).append(r["date"])
+        first["merged_dates"].append(r["date"])
     return first
 
 

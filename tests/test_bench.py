@@ -53,6 +53,9 @@ def test_a_later_run_replaces_the_cases_it_measured_again():
     assert [(r["case"], r["gbps"], r.get("rerun")) for r in merged["depth_space"]] == [("64 MiB", 90.0, "d2"),
                                                                                        ("1 MiB", 80.0, None)]
     assert base["depth_space"][0]["gbps"] == 70.0          # the inputs are left as they were
+    later = {"date": "d4", "device": dev, "depth_space": [row("64 MiB", 95.0, 64)]}
+    assert merge_results([merged, later])["merged_dates"] == ["d1", "d2", "d4"]
+    assert merged["merged_dates"] == ["d1", "d2"] and "merged_dates" not in base   # a merged run, too
     clash = {"date": "d3", "device": dev, "depth_space": [{**row("64 MiB", 90.0, 64), "block": 2}]}
     with pytest.raises(ValueError, match="share tensor sizes"):
         merge_results([base, clash])
