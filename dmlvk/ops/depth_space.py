@@ -99,6 +99,11 @@ class _DepthSpaceDesc:
         portable variants only). A pure function of the two."""
         return self._rows_kernel() or self._nhwc_kernel() or self._element_kernel(capabilities)
 
+    def _sides(self) -> tuple:
+        """(depth side, space side): the input and the output in the operator's direction."""
+        inp, out = self.input_tensor, self.output_tensor
+        return (inp, out) if self.depth_to_space else (out, inp)
+
     def _rows_kernel(self) -> Optional[Kernel]:
         """The bandwidth path (dmlvk/shaders/depth_space_rows.comp), or None when the layout does not
         allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
@@ -106,8 +111,7 @@ class _DepthSpaceDesc:
         aligned chunks of the space-side rows: 16 or 32 bytes where the block size allows, else
         (B = 3, 5, 6, 7) chunks of under 8 words moved as 8- or 4-byte vectors."""
         b, eb = self.block_size, self.input_tensor.element_bytes
-        space, depth = ((self.output_tensor, self.input_tensor) if self.depth_to_space
-                        else (self.input_tensor, self.output_tensor))
+        depth, space = self._sides()
         ss, ds = space.effective_strides, depth.effective_strides
         n, cs, hs, ws = space.sizes
         if ss[3] != 1 or ds[3] != 1:
@@ -151,7 +155,7 @@ class _DepthSpaceDesc:
         if ist[1] != 1 or ost[1] != 1 or nested_order(out.sizes, ost) is None:
             return None
         n, oc, oh, ow = out.sizes
-        space = out if self.depth_to_space else inp
+        space = self._sides()[1]
         packed_w = space.effective_strides[3] == space.sizes[1]     # the space side's pixels abut
         need = [st * eb for st in _pixel_strides(ost)]
         seg = self._row_segments(ist, ost, packed_w)
@@ -213,8 +217,7 @@ class _DepthSpaceDesc:
         elements measured slower than their gathers (float32 B = 2 space-to-depth: 87 % against
         98 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
-        depth, space = ((self.input_tensor, self.output_tensor) if self.depth_to_space
-                        else (self.output_tensor, self.input_tensor))
+        depth, space = self._sides()
         dst, sst = (ist, ost) if self.depth_to_space else (ost, ist)
         cs = space.sizes[1]
         if (not STAGED or eb != 1 or not packed_w or cs % 4 or b % 2 or b * b * cs > STAGED_TILE_BYTES
