@@ -173,7 +173,7 @@ class _DepthSpaceDesc:
             if not (self.depth_to_space and packed_w):
                 need.append(oc * eb)
         else:
-            staged = self._staged(ist, ost, packed_w)
+            staged = self._staged(packed_w)
             if staged is not None:
                 return staged
             need.append(oc * eb)
@@ -207,7 +207,7 @@ class _DepthSpaceDesc:
                       + _pixel_strides(inp.effective_strides) + (tile[1],),
                       count=count, slots=(0, 1), local_size=256)
 
-    def _staged(self, ist, ost, packed_w) -> Optional[Kernel]:
+    def _staged(self, packed_w) -> Optional[Kernel]:
         """COLUMN_ROW_DEPTH of 1-byte elements with an even block size, abutting space-side
         pixels, through shared memory (move_staged): tiles of XT depth-side pixels of a row, up
         to STAGED_TILE_BYTES; or None where the vectors would not be whole and aligned. On an
@@ -218,7 +218,7 @@ class _DepthSpaceDesc:
         98 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         depth, space = self._sides()
-        dst, sst = (ist, ost) if self.depth_to_space else (ost, ist)
+        dst, sst = depth.effective_strides, space.effective_strides
         cs = space.sizes[1]
         if (not STAGED or eb != 1 or not packed_w or cs % 4 or b % 2 or b * b * cs > STAGED_TILE_BYTES
                 or (self.depth_to_space and b != 2)):
