@@ -13,6 +13,7 @@ from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CH
                                       QuantizedLinearConvolutionOperator)
 from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
+from dmlvk.runtime.commands import Program
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
 FAST = ["qconv_pack_input", "qconv_pack_filter", "qlinear_conv_coopmat"]
@@ -345,6 +346,61 @@ def test_depthwise_padded_input_rows(device, rng, out_kind):
 
 
 # ---- on a device with the fast path ---------------------------------------------------------------
+
+def packed_input(x, x_zp, pads, hp, wp, groups):
+    """Xp of qconv_packed.glsl from its description: [N][HP][WP][G][CP] bytes, the input shifted to
+    int8 (uint8 x - 128), padding as the shifted zero point, channels past Cg zero."""
+    n, c, h, w = x.shape
+    cg = c // groups
+    cp = -(-cg // 32) * 32
+    shift = 128 if x.dtype == np.uint8 else 0
+    xs = ((x.astype(np.int32) - shift) & 0xFF).astype(np.uint8)
+    out = np.zeros((n, hp, wp, groups, cp), np.uint8)
+    out[..., :cg] = (int(x_zp) - shift) & 0xFF
+    body = xs.reshape(n, groups, cg, h, w).transpose(0, 3, 4, 1, 2)      # n, h, w, g, cg
+    ys, xs_ = slice(pads[0], min(hp, pads[0] + h)), slice(pads[1], min(wp, pads[1] + w))
+    out[:, ys, xs_, :, :cg] = body[:, :ys.stop - pads[0], :xs_.stop - pads[1]]
+    return out
+
+
+@pytest.mark.parametrize("case", [
+    # n, c, h, w, groups, kernel, pads, strides, dilations, input dtype, row gap
+    (2, 40, 9, 7, 1, (3, 3), (1, 1), (2, 1), (1, 2), U8, 0),
+    (1, 48, 5, 13, 2, (3, 3), (3, 2), (1, 1), (1, 1), I8, 0),     # whole quads of padding
+    (3, 20, 6, 14, 1, (1, 1), (0, 0), (1, 1), (1, 1), U8, 0),     # Cg < 32: zero channels
+    (1, 64, 8, 10, 1, (3, 3), (1, 1), (2, 2), (1, 1), U8, 0),     # the last padded row and column unused
+    (2, 33, 5, 9, 1, (3, 5), (1, 2), (1, 1), (2, 1), U8, 3),      # rows 12 bytes apart: unaligned rows
+    (1, 16, 4, 5, 2, (3, 3), (2, 2), (1, 1), (1, 1), I8, 1),
+], ids=lambda c: "n{}c{}h{}w{}g{}".format(*c[:5]) + f"-gap{c[-1]}-{c[-2].name.lower()}")
+def test_input_packing(device, rng, case):
+    # qconv_pack_input on its own (any device runs it: the cooperative-matrix path that follows it
+    # needs tensor units), both ways: whole words of 4 columns where columns are contiguous, one
+    # byte at a time otherwise.
+    n, c, h, w, groups, (kh, kw), pads, strides, dil, x_dt, gap = case
+    row = w + gap
+    x_desc = TensorDesc(x_dt, (n, c, h, w), (c * h * row, h * row, row, 1))
+    desc = dataclasses.replace(conv_desc(n, c, h, w, 32 * groups, kh, kw, groups=groups, pads=pads, strides=strides,
+                                         dil=dil, x_dt=x_dt), input_tensor=x_desc)
+    kernels, scratch = desc.plan(coopmat_caps())
+    pack = kernels[0]
+    assert pack.shader == "qconv_pack_input" and pack.spec[-1] == 1
+    x = random_ints(rng, x_dt.numpy_dtype, (n, c, h, w))
+    storage = np.zeros((n, c, h, row), x_dt.numpy_dtype)
+    storage[..., :w] = x
+    x_zp = random_ints(rng, x_dt.numpy_dtype, ())
+    params = np.zeros(8, np.int32)
+    params[0] = int(x_zp)
+    _, _, oh, ow = desc.output_sizes()
+    hp, wp = (oh - 1) * strides[0] + (kh - 1) * dil[0] + 1, (ow - 1) * strides[1] + (kw - 1) * dil[1] + 1
+    expected = packed_input(x, x_zp, pads, hp, wp, groups)
+    assert expected.nbytes == scratch[0]
+    inputs = (device.upload(storage.view(np.uint8).ravel()), device.upload(np.zeros(16, np.uint8)),
+              device.upload(params.view(np.uint8)))
+    for kernel in (pack, dataclasses.replace(pack, spec=pack.spec[:-1] + (0,), count=scratch[0] // 32)):
+        out = device.upload(np.full(scratch[0], 0x5A, np.uint8))
+        Program(device, [(kernel, inputs + (out,))]).run()
+        assert np.array_equal(out.numpy(np.uint8, expected.shape), expected), kernel.spec[-1]
+
 
 def fast_or_skip(device):
     if (16, 16, 32) not in device.capabilities.cooperative_matrix("int8", "int8", "int32"):

@@ -293,8 +293,11 @@ class QuantizedLinearConvolutionDesc:
         spec += (geo["wm"], int(self._packed_output()), geo["split"])
         tiles = geo["tiles"]
         split = geo["split"] > 1
+        # The input's packing loads whole words of 4 columns where its columns are contiguous.
+        quad = _as_4d(self.tensors()[INPUT].effective_strides, 0)[3] == 1
         kernels = [
-            Kernel(shader="qconv_pack_input", spec=spec, push=push, count=geo["xp_bytes"] // 32,
+            Kernel(shader="qconv_pack_input", spec=spec + (int(quad),), push=push,
+                   count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
                    slots=(INPUT, FILTER, _PARAMS, _XP), local_size=128),
             Kernel(shader="qconv_pack_filter", spec=spec, push=push, count=self.group_count * geo["mp"] * 256,
                    slots=(INPUT, FILTER, _PARAMS, _WP), local_size=256),
@@ -369,8 +372,9 @@ class QuantizedLinearConvolutionDesc:
             part_bytes = split * groups * (mp + 16) * pp * 4
             if part_bytes > SPLITK_MAX_PARTIAL_BYTES:
                 split, part_bytes = 1, 0
-        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, pixels=pixels, tiles=tiles,
-                    split=split, part_bytes=part_bytes)
+        quad_items = n * hp * -(-wp // 4) * groups * cp // 16
+        return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, quad_items=quad_items,
+                    pixels=pixels, tiles=tiles, split=split, part_bytes=part_bytes)
 
     def _depthwise_kernel(self, capabilities: Optional[Capabilities] = None) -> Optional[Kernel]:
         """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where

@@ -1,8 +1,13 @@
 #version 450
 // Repacks QUANTIZED_LINEAR_CONVOLUTION's input as Xp (qconv_packed.glsl) for the
-// cooperative-matrix shader: one invocation writes 32 channels (a whole 32-byte sector) of one
-// padded input position;
-// neighbouring invocations take neighbouring positions, so the input's rows are read whole.
+// cooperative-matrix shader. Neighbouring invocations take neighbouring padded positions of a row,
+// so the input's rows are read whole.
+// - QUAD = 0 (any input strides): one invocation writes 32 channels (a whole 32-byte sector) of one
+//   padded input position, loading each byte on its own.
+// - QUAD = 1 (input columns contiguous, in_strides.w = 1): one invocation writes 16 channels of 4
+//   neighbouring padded positions of a row. It loads each channel's 4 columns as one word (two
+//   where they straddle words; only words holding input columns), then transposes the 16 x 4 bytes
+//   in registers: a quarter of the loads.
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -11,12 +16,72 @@ layout(local_size_x_id = 0) in;
 #include "qconv_common.glsl"
 #include "qconv_packed.glsl"
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };
+layout(constant_id = 10) const uint QUAD = 0;
+
+void pack_quads(uint item) {
+    uint cp = packed_cp(), G = packed_groups();
+    uint blocks = G * cp / 16;                        // 16-channel blocks (uvec4) per position
+    uint wp = packed_wp(), hp = packed_hp();
+    uint quads = (wp + 3) / 4;
+    uint rows = p.in_sizes.x * hp * quads;
+    uint r = item % rows, blk = item / rows;
+    uint x0 = (r % quads) * 4, y = (r / quads) % hp, n = r / (quads * hp);
+    uint g = blk / (cp / 16), c0 = (blk % (cp / 16)) * 16;
+    uint flip = X_SIGNED != 0 ? 0u : 0x80808080u;
+    uint zp_word = (params[0] & 0xFFu) * 0x01010101u;
+    // Which of the 4 positions are input columns (the rest are padding, or past the row).
+    uint valid = 0;
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+        uint x = x0 + k;
+        if (x < wp && x >= p.start_pad.y && x - p.start_pad.y < p.in_sizes.w) valid |= 1u << k;
+    }
+    int kmin = findLSB(valid), kmax = findMSB(valid);
+    uint keep = 0;
+    [[unroll]] for (uint k = 0; k < 4; ++k)
+        if ((valid & (1u << k)) != 0) keep |= 0xFFu << (8 * k);
+    bool row_in = y >= p.start_pad.x && y - p.start_pad.x < p.in_sizes.z && valid != 0;
+    uint row_base = n * p.in_strides.x + (y - p.start_pad.x) * p.in_strides.z;
+    uint words[16];
+    [[unroll]] for (uint j = 0; j < 16; ++j) {
+        uint c = c0 + j;
+        uint v = 0;                                    // channels past Cg: zeros
+        if (c < p.cg) {
+            v = zp_word;
+            if (row_in) {
+                // The first input column's byte, then the word(s) holding columns kmin..kmax.
+                uint a = row_base + (g * p.cg + c) * p.in_strides.y + (x0 + uint(kmin) - p.start_pad.y);
+                uint s = (a & 3u) * 8u;
+                uint lo = x_words[a >> 2];
+                uint hi = s / 8u + uint(kmax - kmin) >= 4u ? x_words[(a >> 2) + 1u] : 0u;
+                uint got = s == 0u ? lo : (lo >> s) | (hi << (32u - s));
+                v = ((got << (8 * kmin)) & keep) | (zp_word & ~keep);
+            }
+            v ^= flip;
+        }
+        words[j] = v;
+    }
+    uint base = (((n * hp + y) * wp + x0) * blocks + blk);
+    [[unroll]] for (uint k = 0; k < 4; ++k) {
+        if (x0 + k >= wp) break;
+        uvec4 o;
+        [[unroll]] for (uint q = 0; q < 4; ++q)
+            o[q] = bitfieldExtract(words[4 * q], int(8 * k), 8)
+                 | (bitfieldExtract(words[4 * q + 1], int(8 * k), 8) << 8)
+                 | (bitfieldExtract(words[4 * q + 2], int(8 * k), 8) << 16)
+                 | (bitfieldExtract(words[4 * q + 3], int(8 * k), 8) << 24);
+        y_vec4[base + k * blocks] = o;
+    }
+}
 
 void main() {
     uint local = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
                + gl_LocalInvocationID.x;
     if (local >= p.items) return;
     uint item = p.first + local;
+    if (QUAD != 0) {
+        pack_quads(item);
+        return;
+    }
     uint cp = packed_cp(), G = packed_groups();
     uint per_pos = G * cp / 32;
     uint wp = packed_wp(), hp = packed_hp();

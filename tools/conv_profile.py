@@ -1,0 +1,297 @@
+"""Each kernel of the benchmark's convolution layers on its own: its GPU time, and what the driver
+made of it, the statistics VK_KHR_pipeline_executable_properties reports for a compute pipeline
+built exactly as dmlvk builds it (the same SPIR-V, specialization constants and local size). On
+NVIDIA GPUs these include the register count per invocation, which with the shared memory decides
+how many workgroups an SM runs at once; other drivers report their own sets, and devices without
+the extension (lavapipe lists none) get the times alone.
+
+    python tools/conv_profile.py [--layers REGEX] [--batches 32,1] [--device N] [--json FILE]
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from dmlvk.runtime import vkinfo  # noqa: E402
+
+_U32, _U64, _PTR, _SIZE = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t
+EXTENSION = "VK_KHR_pipeline_executable_properties"
+_ST = dict(app=0, instance=1, queue=2, device=3, shader_module=16, stage=18, compute_pipeline=29,
+           pipeline_layout=30, set_layout=32, features2=1000059000, vulkan11=49, vulkan12=51,
+           vulkan13=53, coopmat=1000506000, executable_features=1000269000, pipeline_info=1000269001,
+           executable_properties=1000269002, executable_info=1000269003, statistic=1000269004)
+_COMPUTE = 0x20
+_STORAGE_BUFFER = 7
+_CAPTURE_STATISTICS = 0x40
+
+
+class _Struct(ctypes.Structure):
+    def __init__(self, kind, **fields):
+        super().__init__(sType=_ST[kind], **fields)
+
+
+def _struct(name, fields):
+    return type(name, (_Struct,), {"_fields_": [("sType", _U32), ("pNext", _PTR)] + fields})
+
+
+_AppInfo = _struct("AppInfo", [("pApplicationName", ctypes.c_char_p), ("applicationVersion", _U32),
+                               ("pEngineName", ctypes.c_char_p), ("engineVersion", _U32), ("apiVersion", _U32)])
+_InstanceInfo = _struct("InstanceInfo", [("flags", _U32), ("pApplicationInfo", _PTR), ("layers", _U32),
+                                         ("ppLayers", _PTR), ("extensions", _U32), ("ppExtensions", _PTR)])
+_QueueInfo = _struct("QueueInfo", [("flags", _U32), ("family", _U32), ("count", _U32), ("pPriorities", _PTR)])
+_DeviceInfo = _struct("DeviceInfo", [("flags", _U32), ("queues", _U32), ("pQueues", _PTR), ("layers", _U32),
+                                     ("ppLayers", _PTR), ("extensions", _U32), ("ppExtensions", _PTR),
+                                     ("pFeatures", _PTR)])
+_ModuleInfo = _struct("ModuleInfo", [("flags", _U32), ("codeSize", _SIZE), ("pCode", _PTR)])
+
+
+class _Binding(ctypes.Structure):
+    _fields_ = [("binding", _U32), ("type", _U32), ("count", _U32), ("stages", _U32), ("pSamplers", _PTR)]
+
+
+class _PushRange(ctypes.Structure):
+    _fields_ = [("stages", _U32), ("offset", _U32), ("size", _U32)]
+
+
+class _MapEntry(ctypes.Structure):
+    _fields_ = [("constantID", _U32), ("offset", _U32), ("size", _SIZE)]
+
+
+class _SpecInfo(ctypes.Structure):
+    _fields_ = [("count", _U32), ("pEntries", _PTR), ("dataSize", _SIZE), ("pData", _PTR)]
+
+
+_SetLayoutInfo = _struct("SetLayoutInfo", [("flags", _U32), ("count", _U32), ("pBindings", _PTR)])
+_LayoutInfo = _struct("LayoutInfo", [("flags", _U32), ("sets", _U32), ("pSets", _PTR), ("ranges", _U32),
+                                     ("pRanges", _PTR)])
+_StageInfo = _struct("StageInfo", [("flags", _U32), ("stage", _U32), ("module", _U64), ("pName", ctypes.c_char_p),
+                                   ("pSpec", _PTR)])
+_PipelineInfo = _struct("PipelineInfo", [("flags", _U32), ("stage", _StageInfo), ("layout", _U64),
+                                         ("base", _U64), ("baseIndex", ctypes.c_int32)])
+_PipelineKey = _struct("PipelineKey", [("pipeline", _U64)])
+_ExecutableProps = _struct("ExecutableProps", [("stages", _U32), ("name", ctypes.c_char * 256),
+                                               ("description", ctypes.c_char * 256), ("subgroupSize", _U32)])
+_ExecutableKey = _struct("ExecutableKey", [("pipeline", _U64), ("index", _U32)])
+
+
+class _Value(ctypes.Union):
+    _fields_ = [("b32", _U32), ("i64", ctypes.c_int64), ("u64", _U64), ("f64", ctypes.c_double)]
+
+
+_Statistic = _struct("Statistic", [("name", ctypes.c_char * 256), ("description", ctypes.c_char * 256),
+                                   ("format", _U32), ("value", _Value)])
+
+
+class _Chain:
+    """Feature structs queried from the device and handed back unchanged at device creation, so
+    that every feature the device has is on (as dmlvk's patched Kompute turns on the ones it uses).
+    Each is an oversized zeroed buffer with its sType and pNext set: the driver writes only the
+    members it knows."""
+
+    def __init__(self, kinds):
+        self.bufs = [ctypes.create_string_buffer(1024) for _ in kinds]
+        for i, kind in enumerate(kinds):
+            _U32.from_buffer(self.bufs[i], 0).value = _ST[kind]
+            nxt = ctypes.addressof(self.bufs[i + 1]) if i + 1 < len(kinds) else 0
+            _U64.from_buffer(self.bufs[i], 8).value = nxt
+
+    @property
+    def head(self):
+        return ctypes.addressof(self.bufs[0])
+
+
+class StatisticsDevice:
+    """A Vulkan device with VK_KHR_pipeline_executable_properties on, for one physical device."""
+
+    def __init__(self, index: int = 0):
+        infos = vkinfo.physical_devices()
+        if not 0 <= index < len(infos):
+            raise ValueError(f"no Vulkan device {index}: {len(infos)} present")
+        self.info = info = infos[index]
+        if EXTENSION not in info.extensions:
+            raise RuntimeError(f"{info.name} does not list {EXTENSION}: its driver reports no pipeline statistics")
+        vk = self.vk = vkinfo._loader()
+        vk.vkGetInstanceProcAddr.restype = _PTR
+        vk.vkGetDeviceProcAddr.restype = _PTR
+        app = _AppInfo("app", pApplicationName=b"dmlvk", pEngineName=b"dmlvk", apiVersion=(1 << 22) | (3 << 12))
+        inst = _InstanceInfo("instance", pApplicationInfo=ctypes.addressof(app))
+        self.instance = _PTR()
+        self._check(vk.vkCreateInstance(ctypes.byref(inst), None, ctypes.byref(self.instance)), "vkCreateInstance")
+        count = _U32(0)
+        vk.vkEnumeratePhysicalDevices(self.instance, ctypes.byref(count), None)
+        handles = (_PTR * count.value)()
+        vk.vkEnumeratePhysicalDevices(self.instance, ctypes.byref(count), handles)
+        phys = _PTR(handles[index])
+        major, minor = (int(v) for v in info.api_version.split(".")[:2])
+        kinds = ["features2", "executable_features"]
+        kinds += [k for k, need in (("vulkan11", (1, 2)), ("vulkan12", (1, 2)), ("vulkan13", (1, 3)))
+                  if (major, minor) >= need]
+        extensions = [EXTENSION.encode()]
+        if "VK_KHR_cooperative_matrix" in info.extensions:
+            kinds.append("coopmat")
+            extensions.append(b"VK_KHR_cooperative_matrix")
+        self._features = _Chain(kinds)
+        vk.vkGetPhysicalDeviceFeatures2(phys, _PTR(self._features.head))
+        prio = ctypes.c_float(1.0)
+        queue = _QueueInfo("queue", family=0, count=1, pPriorities=ctypes.addressof(prio))
+        names = (ctypes.c_char_p * len(extensions))(*extensions)
+        dinfo = _DeviceInfo("device", pNext=self._features.head, queues=1, pQueues=ctypes.addressof(queue),
+                            extensions=len(extensions), ppExtensions=ctypes.addressof(names))
+        self.device = _PTR()
+        self._check(vk.vkCreateDevice(phys, ctypes.byref(dinfo), None, ctypes.byref(self.device)), "vkCreateDevice")
+        proto = ctypes.CFUNCTYPE(ctypes.c_int32, _PTR, _PTR, ctypes.POINTER(_U32), _PTR)
+        self._properties = proto(vk.vkGetDeviceProcAddr(self.device, b"vkGetPipelineExecutablePropertiesKHR"))
+        self._statistics = proto(vk.vkGetDeviceProcAddr(self.device, b"vkGetPipelineExecutableStatisticsKHR"))
+
+    @staticmethod
+    def _check(rc: int, what: str) -> None:
+        if rc != 0:
+            raise RuntimeError(f"{what} failed (VkResult {rc})")
+
+    def statistics(self, spirv: bytes, spec: tuple, bindings: int, push_bytes: int) -> list:
+        """[{'name', 'subgroup_size', 'statistics': {name: value}}] per executable of a compute
+        pipeline of this SPIR-V with uint32 specialization constants 0..len(spec)-1, `bindings`
+        storage buffers and `push_bytes` of push constants."""
+        vk, dev = self.vk, self.device
+        code = ctypes.create_string_buffer(spirv, len(spirv))
+        module = _U64()
+        self._check(vk.vkCreateShaderModule(dev, ctypes.byref(_ModuleInfo("shader_module", codeSize=len(spirv),
+                                                                           pCode=ctypes.addressof(code))),
+                                            None, ctypes.byref(module)), "vkCreateShaderModule")
+        binds = (_Binding * bindings)(*[_Binding(i, _STORAGE_BUFFER, 1, _COMPUTE, None) for i in range(bindings)])
+        set_layout = _U64()
+        self._check(vk.vkCreateDescriptorSetLayout(dev, ctypes.byref(_SetLayoutInfo(
+            "set_layout", count=bindings, pBindings=ctypes.addressof(binds))), None, ctypes.byref(set_layout)),
+            "vkCreateDescriptorSetLayout")
+        push = _PushRange(_COMPUTE, 0, push_bytes)
+        layout = _U64()
+        self._check(vk.vkCreatePipelineLayout(dev, ctypes.byref(_LayoutInfo(
+            "pipeline_layout", sets=1, pSets=ctypes.addressof(set_layout), ranges=1,
+            pRanges=ctypes.addressof(push))), None, ctypes.byref(layout)), "vkCreatePipelineLayout")
+        entries = (_MapEntry * len(spec))(*[_MapEntry(i, 4 * i, 4) for i in range(len(spec))])
+        data = (_U32 * len(spec))(*spec)
+        sinfo = _SpecInfo(len(spec), ctypes.addressof(entries), 4 * len(spec), ctypes.addressof(data))
+        stage = _StageInfo("stage", stage=_COMPUTE, module=module.value, pName=b"main",
+                           pSpec=ctypes.addressof(sinfo))
+        pinfo = _PipelineInfo("compute_pipeline", flags=_CAPTURE_STATISTICS, stage=stage, layout=layout.value,
+                              baseIndex=-1)
+        pipeline = _U64()
+        try:
+            self._check(vk.vkCreateComputePipelines(dev, _U64(0), 1, ctypes.byref(pinfo), None,
+                                                    ctypes.byref(pipeline)), "vkCreateComputePipelines")
+            return self._executables(pipeline.value)
+        finally:
+            vk.vkDestroyPipeline(dev, pipeline, None)
+            vk.vkDestroyPipelineLayout(dev, layout, None)
+            vk.vkDestroyDescriptorSetLayout(dev, set_layout, None)
+            vk.vkDestroyShaderModule(dev, module, None)
+
+    def _executables(self, pipeline: int) -> list:
+        key = _PipelineKey("pipeline_info", pipeline=pipeline)
+        count = _U32(0)
+        self._check(self._properties(self.device, ctypes.addressof(key), ctypes.byref(count), None),
+                    "vkGetPipelineExecutablePropertiesKHR")
+        props = (_ExecutableProps * count.value)(*[_ExecutableProps("executable_properties")
+                                                   for _ in range(count.value)])
+        self._check(self._properties(self.device, ctypes.addressof(key), ctypes.byref(count),
+                                     ctypes.addressof(props)), "vkGetPipelineExecutablePropertiesKHR")
+        out = []
+        for i, prop in enumerate(props[:count.value]):
+            ekey = _ExecutableKey("executable_info", pipeline=pipeline, index=i)
+            n = _U32(0)
+            self._check(self._statistics(self.device, ctypes.addressof(ekey), ctypes.byref(n), None),
+                        "vkGetPipelineExecutableStatisticsKHR")
+            stats = (_Statistic * n.value)(*[_Statistic("statistic") for _ in range(n.value)])
+            self._check(self._statistics(self.device, ctypes.addressof(ekey), ctypes.byref(n),
+                                         ctypes.addressof(stats)), "vkGetPipelineExecutableStatisticsKHR")
+            values = {}
+            for s in stats[:n.value]:
+                values[s.name.decode(errors="replace")] = (bool(s.value.b32), s.value.i64, s.value.u64,
+                                                           s.value.f64)[s.format]
+            out.append({"name": prop.name.decode(errors="replace"), "subgroup_size": prop.subgroupSize,
+                        "statistics": values})
+        return out
+
+    def close(self) -> None:
+        if self.device:
+            self.vk.vkDestroyDevice(self.device, None)
+            self.device = None
+        if self.instance:
+            self.vk.vkDestroyInstance(self.instance, None)
+            self.instance = None
+
+
+def kernel_statistics(stats_device: StatisticsDevice, kernel) -> list:
+    """statistics() of a dmlvk Kernel, built as dmlvk's runtime builds it."""
+    from dmlvk.runtime.compiler import compile_shader
+    spirv = compile_shader(kernel.shader, kernel.defines)
+    spec = (kernel.local_size,) + tuple(int(v) for v in kernel.spec)
+    push_bytes = 4 * (len(kernel.push) + 2)          # the dispatcher appends (items, first item)
+    return stats_device.statistics(spirv, spec, len(kernel.slots), push_bytes)
+
+
+def profile(dev, layers: str, batches: tuple) -> list:
+    """[{layer, kernels: [{shader, local_size, items, spec, us, executables}]}] for the benchmark
+    layers whose names match `layers`; executables is None where the device lacks EXTENSION."""
+    from dmlvk import bench
+    from dmlvk.ops.base import _Context
+    from dmlvk.ops.quantized_conv import prepare_call
+    try:
+        sdev = StatisticsDevice(dev.index)
+    except RuntimeError:
+        sdev = None
+    timer = bench.Timer(dev, 10, 0.3)
+    out = []
+    try:
+        for layer in bench.conv_layers(batches):
+            if not re.search(layers, layer[0]):
+                continue
+            args, kwargs = bench.conv_arguments(layer)
+            op, inputs, output, _ = prepare_call(*args, **kwargs, output_dtype=None, device=dev)
+            bindings = op._checked_bindings(inputs, [output])
+            state = _Context()
+            op._run(state, bindings)
+            slots, _, _ = op._stage(state, bindings)
+            kernels = []
+            for kernel, bufs in op._dispatches(slots):
+                t = timer(lambda n: dev.time([(kernel, bufs)], n))["median_s"]
+                kernels.append({"shader": kernel.shader, "local_size": kernel.local_size, "items": kernel.count,
+                                "spec": list(kernel.spec), "us": t * 1e6,
+                                "executables": None if sdev is None else kernel_statistics(sdev, kernel)})
+            out.append({"layer": layer[0], "kernels": kernels})
+    finally:
+        if sdev is not None:
+            sdev.close()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", default="", help="regex on the benchmark's layer names")
+    ap.add_argument("--batches", default="32,1")
+    ap.add_argument("--device", type=int, default=None)
+    ap.add_argument("--json", help="also write the profile here")
+    a = ap.parse_args()
+    from dmlvk import Device
+    dev = Device(a.device)
+    rows = profile(dev, a.layers, tuple(int(b) for b in a.batches.split(",")))
+    print(dev.name)
+    for row in rows:
+        print(row["layer"])
+        for k in row["kernels"]:
+            line = f"  {k['shader']:28s} {k['us']:9.1f} us  {k['items']:10d} items, local size {k['local_size']}"
+            for ex in k["executables"] or ():
+                line += "; " + ", ".join(f"{n}: {v}" for n, v in ex["statistics"].items())
+            print(line)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": dev.name, "layers": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
