@@ -378,12 +378,13 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches, rounds:
     Every round's median is kept in the row."""
     device = timer.device
     from . import reference
-    from .ops.quantized_conv import prepare_call
+    from .ops.quantized_conv import constant_filter, prepare_call
     layers = list(conv_layers(batches))
     prepared = []
     for layer in layers:
         args, kwargs = conv_arguments(layer)
         op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=None, device=device)
+        op, inputs = constant_filter(op, inputs)          # constant weights, as dmlvk.onnx binds them
         if check:
             op.execute(inputs, [out])
             want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)

@@ -305,7 +305,7 @@ class _Plan:
 
     def __init__(self, session: InferenceSession, feeds: dict):
         from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
-        from .ops.quantized_conv import prepare_call
+        from .ops.quantized_conv import constant_filter, prepare_call
         from .tensor import TensorDesc
         self.session, self.device = session, session.device
         dev, consts = self.device, session._consts
@@ -344,6 +344,8 @@ class _Plan:
                     w, ws.astype(np.float32).reshape(-1) if ws.size > 1 else np.float32(ws.reshape(-1)[0]),
                     wzp.reshape(-1) if wzp.size > 1 else wzp.reshape(()), None if bias is None else bias.astype(np.int32),
                     np.float32(ys.reshape(-1)[0]), yzp.reshape(()), **_conv_kwargs(n), output_dtype=None, device=dev)
+                # The weights are constants: bound once, at initialization.
+                op, host_inputs = constant_filter(op, host_inputs)
                 bind = [None] + [None if a is None else dev.upload(a) for a in host_inputs[1:]]
                 out_desc = op.output_descs[0]
                 out_shape, out_dt = tuple(out_desc.sizes), out_desc.data_type.numpy_dtype

@@ -10,7 +10,7 @@ import pytest
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS,
-                                      QuantizedLinearConvolutionOperator)
+                                      QuantizedLinearConvolutionOperator, constant_filter, prepare_call)
 from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.commands import Program
@@ -372,10 +372,12 @@ def packed_input(x, x_zp, pads, hp, wp, groups):
     (2, 33, 5, 9, 1, (3, 5), (1, 2), (1, 1), (2, 1), U8, 3),      # rows 12 bytes apart: unaligned rows
     (1, 16, 4, 5, 2, (3, 3), (2, 2), (1, 1), (1, 1), I8, 1),
 ], ids=lambda c: "n{}c{}h{}w{}g{}".format(*c[:5]) + f"-gap{c[-1]}-{c[-2].name.lower()}")
-def test_input_packing(device, rng, case):
+def test_input_packing(device, rng, case, monkeypatch):
     # qconv_pack_input on its own (any device runs it: the cooperative-matrix path that follows it
-    # needs tensor units), both ways: whole words of 4 columns where columns are contiguous, one
-    # byte at a time otherwise.
+    # needs tensor units), both ways: whole words of 4 columns where columns are contiguous (for
+    # these small cases too), one byte at a time otherwise.
+    from dmlvk.ops import quantized_conv
+    monkeypatch.setattr(quantized_conv, "PACK_INPUT_QUADS_FROM", 0)
     n, c, h, w, groups, (kh, kw), pads, strides, dil, x_dt, gap = case
     row = w + gap
     x_desc = TensorDesc(x_dt, (n, c, h, w), (c * h * row, h * row, row, 1))
@@ -483,6 +485,29 @@ def test_fast_path_extremes(device, portable_device, split_k):
             got = dmlvk.quantized_linear_convolution(*args, **kw, device=device)
             assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.uint8, **kw)), (w_dt, x_zp)
             assert np.array_equal(got, dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device))
+
+
+@pytest.mark.parametrize("zp_kind", ["none", "distinct"])
+def test_constant_filter(device, rng, zp_kind):
+    # Filter and zero points OWNED_BY_DML (a model's constant weights): on the cooperative-matrix
+    # path the filter is packed once, at initialization, and every execution uses that packing.
+    args, kwargs = fast_case(rng, np.uint8, np.int8, np.uint8, zp_kind)
+    op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=np.uint8, device=device)
+    owned, exec_inputs = constant_filter(op, inputs)
+    assert owned is not op and all(exec_inputs[s] is None for s in (3, 2, 5))
+    fast = (16, 16, 32) in device.capabilities.cooperative_matrix("int8", "int8", "int32")
+    shaders = [k.shader for k in owned.kernels]
+    assert ("qconv_pack_filter" in [k.shader for k in op.kernels]) == fast
+    assert "qconv_pack_filter" not in shaders
+    for _ in range(2):                      # new inputs each time; the packed filter stays
+        x = random_ints(rng, args[0].dtype, args[0].shape)
+        x_bytes = np.zeros(inputs[0].nbytes, np.uint8)        # the binding: whole words
+        x_bytes[:x.nbytes] = x.view(np.uint8).ravel()
+        owned.execute([x_bytes] + exec_inputs[1:], [out])
+        expected = reference.quantized_linear_convolution(x, *args[1:], np.uint8, **kwargs)
+        assert np.array_equal(finish(), expected), kwargs
+    with pytest.raises(ValueError, match="OWNED_BY_DML"):
+        owned.execute(inputs, [out])
 
 
 def test_fast_path_strided_tensors_and_buffers(device, rng, split_k):

@@ -7,9 +7,10 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from ..enums import DataType, FeatureLevel, OperatorType
+from ..enums import DataType, FeatureLevel, OperatorType, TensorFlags
 from ..errors import ValidationError
 from ..runtime.capabilities import Capabilities
+from ..runtime.commands import Program
 from ..runtime.device import Buffer, Device, Kernel, host_bytes
 from ..tensor import TensorChecker, TensorDesc, same_data_type
 from ..arrays import DeviceArray, empty
@@ -49,6 +50,11 @@ CPU_LOCAL = 64
 SPLITK_TARGET = 128
 SPLITK_BELOW = 66
 SPLITK_MAX_PARTIAL_BYTES = 256 << 20
+# Its input packing (qconv_pack_input.comp) loads whole words of 4 columns where the input's
+# columns are contiguous and that makes at least this many invocations, else one byte at a time
+# (on an H200, 7-18 % faster at batch 32 on the benchmark's layers, 1-1.5 us slower at batch 1,
+# where the fewer invocations leave the GPU waiting on memory).
+PACK_INPUT_QUADS_FROM = 16384
 # Depthwise layers (one input and one output channel per group) take a shared-memory tile kernel
 # when a 16 x 64 output tile's input window and the KH x KW taps fit its 6144-element tile.
 DEPTHWISE_TILE = (16, 64)
@@ -293,8 +299,8 @@ class QuantizedLinearConvolutionDesc:
         spec += (geo["wm"], int(self._packed_output()), geo["split"])
         tiles = geo["tiles"]
         split = geo["split"] > 1
-        # The input's packing loads whole words of 4 columns where its columns are contiguous.
-        quad = _as_4d(self.tensors()[INPUT].effective_strides, 0)[3] == 1
+        quad = (_as_4d(self.tensors()[INPUT].effective_strides, 0)[3] == 1
+                and geo["quad_items"] >= PACK_INPUT_QUADS_FROM)
         kernels = [
             Kernel(shader="qconv_pack_input", spec=spec + (int(quad),), push=push,
                    count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
@@ -485,22 +491,56 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
 
     def __init__(self, device: Device, desc: QuantizedLinearConvolutionDesc):
         kernels, scratch = desc.plan(device.capabilities)
-        super().__init__(device, desc, desc.tensors()[:OUTPUT], [desc.output_tensor], kernels, scratch)
+        # The cooperative-matrix path packs the filter at initialization instead of at every
+        # execution where the filter, and the zero points its packing reads, are OWNED_BY_DML
+        # (bound once, at initialization: "DML may reformat it"; see constant_filter).
+        owned = lambda t: t is None or bool(t.flags & TensorFlags.OWNED_BY_DML)
+        t = desc.tensors()
+        self._filter_packing = None
+        if (len(kernels) > 1 and kernels[1].shader == "qconv_pack_filter" and t[FILTER] is not None
+                and all(owned(t[s]) for s in (FILTER, INPUT_ZP, FILTER_ZP))):
+            self._filter_packing, self._packed_filter_bytes = kernels[1], scratch[1]
+            kernels, scratch = [kernels[0]] + kernels[2:], (scratch[0], 4) + tuple(scratch[2:])
+        self._packed_filter = None
+        super().__init__(device, desc, t[:OUTPUT], [desc.output_tensor], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
+
+    def initialize(self, inputs: Sequence) -> None:
+        super().initialize(inputs)
+        if self._filter_packing is None:
+            return
+        m = self.m
+        params = np.zeros(3 + 3 * m, np.int32)      # what qconv_pack_filter.comp reads: the zero points
+        params[0] = self._values(self._owned, INPUT_ZP, 0)[0]
+        params[2 + m:2 + 2 * m] = self._per_m(self._values(self._owned, FILTER_ZP, 0))
+        if self._packed_filter is None:
+            self._packed_filter = Buffer(self.device, self._packed_filter_bytes)
+        unused = Buffer(self.device, 4)          # the input binding, which the filter packing does not read
+        Program(self.device, [(self._filter_packing, (unused, self._owned[FILTER], self.device.upload(params),
+                                                       self._packed_filter))]).run()
+
+    def _scratch(self, state) -> list:
+        bufs = super()._scratch(state)
+        if self._filter_packing is None:
+            return bufs
+        return [bufs[0], self._packed_filter] + bufs[2:]
+
+    def _values(self, srcs: dict, slot: int, default) -> np.ndarray:
+        d = self.input_descs[slot]
+        if d is None:
+            return np.array([default])
+        return _read_elements(d, srcs[slot], d.data_type.numpy_dtype)
+
+    def _per_m(self, v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(v, (self.m,)) if v.size == 1 else v
 
     def _parameters(self, srcs: dict) -> np.ndarray:
         """Requantization parameters (binding _PARAMS), computed on the host from the bound scale,
         zero-point and bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in
         float32)."""
         d = self.input_descs
-
-        def values(slot, default):
-            if d[slot] is None:
-                return np.array([default])
-            return _read_elements(d[slot], srcs[slot], d[slot].data_type.numpy_dtype)
-
-        m = self.m
-        per_m = lambda v: np.broadcast_to(v, (m,)) if v.size == 1 else v
+        values = lambda slot, default: self._values(srcs, slot, default)
+        m, per_m = self.m, self._per_m
         mult = requantization_multipliers(values(INPUT_SCALE, 1)[0], per_m(values(FILTER_SCALE, 1)),
                                           values(OUTPUT_SCALE, 1)[0])
         params = np.empty(3 + 3 * m, np.int32)
@@ -629,6 +669,22 @@ def _binding(a, name: str):
     if isinstance(a, DeviceArray):
         return TensorDesc(DataType.from_numpy(a.dtype), a.shape), a.buffer
     return array_binding(a, name)
+
+
+def constant_filter(op: QuantizedLinearConvolutionOperator, inputs: list) -> tuple:
+    """A new operator like `op` whose filter and zero points (where present) are OWNED_BY_DML,
+    initialized with those of `inputs` (a model's constant weights: the cooperative-matrix path
+    then packs the filter once, here, instead of at every execution), and the inputs to execute it
+    with (those slots None)."""
+    d = op.desc
+    owned = lambda t: None if t is None else dataclasses.replace(t, flags=t.flags | TensorFlags.OWNED_BY_DML)
+    desc = dataclasses.replace(d, filter_tensor=owned(d.filter_tensor),
+                               input_zero_point_tensor=owned(d.input_zero_point_tensor),
+                               filter_zero_point_tensor=owned(d.filter_zero_point_tensor))
+    new = op.device.create_operator(desc)
+    slots = [s for s in (FILTER, INPUT_ZP, FILTER_ZP) if new.input_descs[s] is not None]
+    new.initialize([b if i in slots else None for i, b in enumerate(inputs)])
+    return new, [None if i in slots else b for i, b in enumerate(inputs)]
 
 
 def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, filter_zero_point,

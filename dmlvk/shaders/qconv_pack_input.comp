@@ -6,8 +6,8 @@
 //   padded input position, loading each byte on its own.
 // - QUAD = 1 (input columns contiguous, in_strides.w = 1): one invocation writes 16 channels of 4
 //   neighbouring padded positions of a row. It loads each channel's 4 columns as one word (two
-//   where they straddle words; only words holding input columns), then transposes the 16 x 4 bytes
-//   in registers: a quarter of the loads.
+//   where they straddle words), then transposes the 16 x 4 bytes in registers: a quarter of the
+//   loads.
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -20,11 +20,13 @@ layout(constant_id = 10) const uint QUAD = 0;
 
 void pack_quads(uint item) {
     uint cp = packed_cp(), G = packed_groups();
-    uint blocks = G * cp / 16;                        // 16-channel blocks (uvec4) per position
+    uint blocks = G * cp / 16;                        // 16-channel blocks (uvec4) per position: even
     uint wp = packed_wp(), hp = packed_hp();
     uint quads = (wp + 3) / 4;
     uint rows = p.in_sizes.x * hp * quads;
-    uint r = item % rows, blk = item / rows;
+    // Invocations 2i and 2i + 1 take the two halves of a 32-channel block of the same positions,
+    // so that each 32-byte sector is written whole by one store instruction.
+    uint r = (item / 2) % rows, blk = (item / 2 / rows) * 2 + item % 2;
     uint x0 = (r % quads) * 4, y = (r / quads) % hp, n = r / (quads * hp);
     uint g = blk / (cp / 16), c0 = (blk % (cp / 16)) * 16;
     uint flip = X_SIGNED != 0 ? 0u : 0x80808080u;
@@ -35,32 +37,30 @@ void pack_quads(uint item) {
         uint x = x0 + k;
         if (x < wp && x >= p.start_pad.y && x - p.start_pad.y < p.in_sizes.w) valid |= 1u << k;
     }
-    int kmin = findLSB(valid), kmax = findMSB(valid);
+    int kmin = max(findLSB(valid), 0), kmax = findMSB(valid);
     uint keep = 0;
     [[unroll]] for (uint k = 0; k < 4; ++k)
         if ((valid & (1u << k)) != 0) keep |= 0xFFu << (8 * k);
     bool row_in = y >= p.start_pad.x && y - p.start_pad.x < p.in_sizes.z && valid != 0;
-    uint row_base = n * p.in_strides.x + (y - p.start_pad.x) * p.in_strides.z;
+    uint first = n * p.in_strides.x + (y - p.start_pad.x) * p.in_strides.z + g * p.cg * p.in_strides.y
+               + (x0 + uint(kmin) - p.start_pad.y);   // column kmin of the group's channel 0
     uint words[16];
     [[unroll]] for (uint j = 0; j < 16; ++j) {
         uint c = c0 + j;
-        uint v = 0;                                    // channels past Cg: zeros
-        if (c < p.cg) {
-            v = zp_word;
-            if (row_in) {
-                // The first input column's byte, then the word(s) holding columns kmin..kmax.
-                uint a = row_base + (g * p.cg + c) * p.in_strides.y + (x0 + uint(kmin) - p.start_pad.y);
-                uint s = (a & 3u) * 8u;
-                uint lo = x_words[a >> 2];
-                uint hi = s / 8u + uint(kmax - kmin) >= 4u ? x_words[(a >> 2) + 1u] : 0u;
-                uint got = s == 0u ? lo : (lo >> s) | (hi << (32u - s));
-                v = ((got << (8 * kmin)) & keep) | (zp_word & ~keep);
-            }
-            v ^= flip;
-        }
-        words[j] = v;
+        bool load = row_in && c < p.cg;
+        // Both loads issue unconditionally (word 0 stands in where nothing is read), so that all of
+        // them are in flight at once: the word holding column kmin, and the next one where columns
+        // up to kmax reach into it.
+        uint a = load ? first + c * p.in_strides.y : 0u;
+        uint s = (a & 3u) * 8u;
+        uint lo = x_words[a >> 2];
+        uint hi = x_words[(a >> 2) + (load && s / 8u + uint(kmax - kmin) >= 4u ? 1u : 0u)];
+        uint got = s == 0u ? lo : (lo >> s) | (hi << (32u - s));
+        uint v = ((got << (8 * kmin)) & keep) | (zp_word & ~keep);
+        v = load ? v : zp_word;
+        words[j] = c < p.cg ? v ^ flip : 0u;           // channels past Cg: zeros
     }
-    uint base = (((n * hp + y) * wp + x0) * blocks + blk);
+    uint base = ((n * hp + y) * wp + x0) * blocks + blk;
     [[unroll]] for (uint k = 0; k < 4; ++k) {
         if (x0 + k >= wp) break;
         uvec4 o;
