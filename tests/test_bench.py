@@ -59,3 +59,28 @@ def test_a_later_run_replaces_the_cases_it_measured_again():
     clash = {"date": "d3", "device": dev, "depth_space": [{**row("64 MiB", 90.0, 64), "block": 2}]}
     with pytest.raises(ValueError, match="share tensor sizes"):
         merge_results([base, clash])
+
+
+def test_pipeline_statistics(device):
+    # tools/pipeline_stats.py: the driver's statistics of a kernel built as dmlvk builds it, or a
+    # clear error where the driver offers none (lavapipe).
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    try:
+        import pipeline_stats
+    finally:
+        sys.path.pop(0)
+    from dmlvk import TensorDesc, DataType, DepthSpaceOrder
+    from dmlvk.ops.depth_space import DepthToSpace1Desc
+    op = device.create_operator(DepthToSpace1Desc(TensorDesc(DataType.FLOAT32, (1, 8, 4, 4)),
+                                                  TensorDesc(DataType.FLOAT32, (1, 2, 8, 8)), 2,
+                                                  DepthSpaceOrder.DEPTH_COLUMN_ROW))
+    if pipeline_stats.EXTENSION not in device.info.extensions:
+        with pytest.raises(RuntimeError, match=pipeline_stats.EXTENSION):
+            pipeline_stats.StatisticsDevice(device.index)
+        return
+    stats = pipeline_stats.StatisticsDevice(device.index)
+    try:
+        executables = pipeline_stats.kernel_statistics(stats, op.kernels[0])
+    finally:
+        stats.close()
+    assert executables and all(ex["statistics"] for ex in executables)

@@ -1,17 +1,11 @@
-"""Each kernel of the benchmark's convolution layers on its own: its GPU time, and what the driver
-made of it, the statistics VK_KHR_pipeline_executable_properties reports for a compute pipeline
-built exactly as dmlvk builds it (the same SPIR-V, specialization constants and local size). On
-NVIDIA GPUs these include the register count per invocation, which with the shared memory decides
-how many workgroups an SM runs at once; other drivers report their own sets, and devices without
-the extension (lavapipe lists none) get the times alone.
-
-    python tools/conv_profile.py [--layers REGEX] [--batches 32,1] [--device N] [--json FILE]
-"""
-import argparse
+"""What the driver made of a dmlvk kernel: the statistics VK_KHR_pipeline_executable_properties
+reports for a compute pipeline built exactly as dmlvk builds it (the same SPIR-V, specialization
+constants and local size), through the Vulkan loader (ctypes). On NVIDIA GPUs they include the
+register count per invocation, which with the shared memory decides how many workgroups an SM
+runs at once; other drivers report their own sets. Devices without the extension (lavapipe lists
+none) raise RuntimeError. Used by tools/qconv_probe.py."""
 import ctypes
-import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -232,66 +226,3 @@ def kernel_statistics(stats_device: StatisticsDevice, kernel) -> list:
     spec = (kernel.local_size,) + tuple(int(v) for v in kernel.spec)
     push_bytes = 4 * (len(kernel.push) + 2)          # the dispatcher appends (items, first item)
     return stats_device.statistics(spirv, spec, len(kernel.slots), push_bytes)
-
-
-def profile(dev, layers: str, batches: tuple) -> list:
-    """[{layer, kernels: [{shader, local_size, items, spec, us, executables}]}] for the benchmark
-    layers whose names match `layers`; executables is None where the device lacks EXTENSION."""
-    from dmlvk import bench
-    from dmlvk.ops.base import _Context
-    from dmlvk.ops.quantized_conv import prepare_call
-    try:
-        sdev = StatisticsDevice(dev.index)
-    except RuntimeError:
-        sdev = None
-    timer = bench.Timer(dev, 10, 0.3)
-    out = []
-    try:
-        for layer in bench.conv_layers(batches):
-            if not re.search(layers, layer[0]):
-                continue
-            args, kwargs = bench.conv_arguments(layer)
-            op, inputs, output, _ = prepare_call(*args, **kwargs, output_dtype=None, device=dev)
-            bindings = op._checked_bindings(inputs, [output])
-            state = _Context()
-            op._run(state, bindings)
-            slots, _, _ = op._stage(state, bindings)
-            kernels = []
-            for kernel, bufs in op._dispatches(slots):
-                t = timer(lambda n: dev.time([(kernel, bufs)], n))["median_s"]
-                kernels.append({"shader": kernel.shader, "local_size": kernel.local_size, "items": kernel.count,
-                                "spec": list(kernel.spec), "us": t * 1e6,
-                                "executables": None if sdev is None else kernel_statistics(sdev, kernel)})
-            out.append({"layer": layer[0], "kernels": kernels})
-    finally:
-        if sdev is not None:
-            sdev.close()
-    return out
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", default="", help="regex on the benchmark's layer names")
-    ap.add_argument("--batches", default="32,1")
-    ap.add_argument("--device", type=int, default=None)
-    ap.add_argument("--json", help="also write the profile here")
-    a = ap.parse_args()
-    from dmlvk import Device
-    dev = Device(a.device)
-    rows = profile(dev, a.layers, tuple(int(b) for b in a.batches.split(",")))
-    print(dev.name)
-    for row in rows:
-        print(row["layer"])
-        for k in row["kernels"]:
-            line = f"  {k['shader']:28s} {k['us']:9.1f} us  {k['items']:10d} items, local size {k['local_size']}"
-            for ex in k["executables"] or ():
-                line += "; " + ", ".join(f"{n}: {v}" for n, v in ex["statistics"].items())
-            print(line)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"device": dev.name, "layers": rows}, f, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
