@@ -11,6 +11,7 @@ import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS,
                                       QuantizedLinearConvolutionOperator, constant_filter, prepare_call)
+from dmlvk.ops.base import array_binding
 from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.commands import Program
@@ -501,9 +502,7 @@ def test_constant_filter(device, rng, zp_kind):
     assert "qconv_pack_filter" not in shaders
     for _ in range(2):                      # new inputs each time; the packed filter stays
         x = random_ints(rng, args[0].dtype, args[0].shape)
-        x_bytes = np.zeros(inputs[0].nbytes, np.uint8)        # the binding: whole words
-        x_bytes[:x.nbytes] = x.view(np.uint8).ravel()
-        owned.execute([x_bytes] + exec_inputs[1:], [out])
+        owned.execute([array_binding(x, "input")[1]] + exec_inputs[1:], [out])
         expected = reference.quantized_linear_convolution(x, *args[1:], np.uint8, **kwargs)
         assert np.array_equal(finish(), expected), kwargs
     with pytest.raises(ValueError, match="OWNED_BY_DML"):

@@ -14,7 +14,7 @@ from dmlvk.runtime import vkinfo  # noqa: E402
 
 _U32, _U64, _PTR, _SIZE = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t
 EXTENSION = "VK_KHR_pipeline_executable_properties"
-_ST = dict(app=0, instance=1, queue=2, device=3, shader_module=16, stage=18, compute_pipeline=29,
+_ST = dict(queue=2, device=3, shader_module=16, stage=18, compute_pipeline=29,
            pipeline_layout=30, set_layout=32, features2=1000059000, vulkan11=49, vulkan12=51,
            vulkan13=53, coopmat=1000506000, executable_features=1000269000, pipeline_info=1000269001,
            executable_properties=1000269002, executable_info=1000269003, statistic=1000269004)
@@ -32,10 +32,6 @@ def _struct(name, fields):
     return type(name, (_Struct,), {"_fields_": [("sType", _U32), ("pNext", _PTR)] + fields})
 
 
-_AppInfo = _struct("AppInfo", [("pApplicationName", ctypes.c_char_p), ("applicationVersion", _U32),
-                               ("pEngineName", ctypes.c_char_p), ("engineVersion", _U32), ("apiVersion", _U32)])
-_InstanceInfo = _struct("InstanceInfo", [("flags", _U32), ("pApplicationInfo", _PTR), ("layers", _U32),
-                                         ("ppLayers", _PTR), ("extensions", _U32), ("ppExtensions", _PTR)])
 _QueueInfo = _struct("QueueInfo", [("flags", _U32), ("family", _U32), ("count", _U32), ("pPriorities", _PTR)])
 _DeviceInfo = _struct("DeviceInfo", [("flags", _U32), ("queues", _U32), ("pQueues", _PTR), ("layers", _U32),
                                      ("ppLayers", _PTR), ("extensions", _U32), ("ppExtensions", _PTR),
@@ -111,15 +107,8 @@ class StatisticsDevice:
         vk = self.vk = vkinfo._loader()
         vk.vkGetInstanceProcAddr.restype = _PTR
         vk.vkGetDeviceProcAddr.restype = _PTR
-        app = _AppInfo("app", pApplicationName=b"dmlvk", pEngineName=b"dmlvk", apiVersion=(1 << 22) | (3 << 12))
-        inst = _InstanceInfo("instance", pApplicationInfo=ctypes.addressof(app))
-        self.instance = _PTR()
-        self._check(vk.vkCreateInstance(ctypes.byref(inst), None, ctypes.byref(self.instance)), "vkCreateInstance")
-        count = _U32(0)
-        vk.vkEnumeratePhysicalDevices(self.instance, ctypes.byref(count), None)
-        handles = (_PTR * count.value)()
-        vk.vkEnumeratePhysicalDevices(self.instance, ctypes.byref(count), handles)
-        phys = _PTR(handles[index])
+        self.instance = vkinfo.create_instance(vk)
+        phys = _PTR(vkinfo.physical_device_handles(vk, self.instance)[index])
         major, minor = (int(v) for v in info.api_version.split(".")[:2])
         kinds = ["features2", "executable_features"]
         kinds += [k for k, need in (("vulkan11", (1, 2)), ("vulkan12", (1, 2)), ("vulkan13", (1, 3)))

@@ -215,9 +215,8 @@ def _cooperative_matrix_types(vk, instance, handle) -> tuple:
                  for p in props[:count.value])
 
 
-def physical_devices() -> List[PhysicalDeviceInfo]:
-    """Every Vulkan physical device the loader reports, with the limits dmlvk uses."""
-    vk = _loader()
+def create_instance(vk) -> ctypes.c_void_p:
+    """A Vulkan 1.3 instance of the loader `vk` (no layers, no extensions); vkDestroyInstance it."""
     app = _AppInfo(_ST_APPLICATION_INFO, None, b"dmlvk", 1, b"dmlvk", 1, (1 << 22) | (3 << 12))
     info = _InstanceInfo(_ST_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app), 0, None, 0, None)
     instance = ctypes.c_void_p()
@@ -225,15 +224,27 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
     rc = vk.vkCreateInstance(ctypes.byref(info), None, ctypes.byref(instance))
     if rc != 0:
         raise RuntimeError(f"vkCreateInstance failed (VkResult {rc}); is a Vulkan driver installed?")
+    return instance
+
+
+def physical_device_handles(vk, instance) -> list:
+    """The instance's VkPhysicalDevice handles, in vkEnumeratePhysicalDevices order."""
+    count = _U32(0)
+    vk.vkEnumeratePhysicalDevices.argtypes = [ctypes.c_void_p, ctypes.POINTER(_U32), ctypes.c_void_p]
+    vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)
+    handles = (ctypes.c_void_p * count.value)()
+    vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), handles)
+    return list(handles[:count.value])
+
+
+def physical_devices() -> List[PhysicalDeviceInfo]:
+    """Every Vulkan physical device the loader reports, with the limits dmlvk uses."""
+    vk = _loader()
+    instance = create_instance(vk)
     try:
-        count = _U32(0)
-        vk.vkEnumeratePhysicalDevices.argtypes = [ctypes.c_void_p, ctypes.POINTER(_U32), ctypes.c_void_p]
-        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)
-        handles = (ctypes.c_void_p * count.value)()
-        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), handles)
         vk.vkGetPhysicalDeviceProperties2.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Properties2)]
         out = []
-        for i, h in enumerate(handles[:count.value]):
+        for i, h in enumerate(physical_device_handles(vk, instance)):
             extensions = _device_extensions(vk, h)
             driver = _DriverProperties(_ST_DRIVER_PROPERTIES, None)
             sizes = _SubgroupSizeControlProperties(_ST_SUBGROUP_SIZE_CONTROL_PROPERTIES,
