@@ -459,10 +459,12 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
 
 
 @pytest.mark.parametrize("eb", [1, 2])
-def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
+def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb, monkeypatch):
     """DEPTH_COLUMN_ROW on packed NHWC tensors whose space-side pixels are narrower than a vector:
     a contiguous run is a block row of BLOCK such pixels, so both operators move whole vectors of
-    BLOCK * C * element bytes (up to 16), not one pixel's bytes; against the reference."""
+    BLOCK * C * element bytes (up to 16), not one pixel's bytes; runs narrower than 16 bytes go
+    through shared-memory tiles (move_tiled) unless tiles are off; against the reference."""
+    from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
     order = DepthSpaceOrder.DEPTH_COLUMN_ROW
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
@@ -472,10 +474,16 @@ def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
                 continue
             depth, space = (2, cs * b * b, 3, 8), (2, cs, 3 * b, 8 * b)
             shape, out_sizes = (depth, space) if d2s else (space, depth)
-            desc = run_case(device, rng, desc_cls, dt, b, order, _nhwc_gapped(shape, 0, 0, 0),
-                            _nhwc_gapped(out_sizes, 0, 0, 0), shape=shape)
-            k = desc.kernel(device.capabilities)
-            assert k.shader == "depth_space_nhwc" and k.spec[4] == min(16, b * cs * eb), (desc, k)
+            for tiled in (True, False):
+                monkeypatch.setattr(ds, "TILED", tiled)
+                desc = run_case(device, rng, desc_cls, dt, b, order, _nhwc_gapped(shape, 0, 0, 0),
+                                _nhwc_gapped(out_sizes, 0, 0, 0), shape=shape)
+                k = desc.kernel(device.capabilities)
+                vec = min(16, b * cs * eb)
+                if tiled and vec < 16:
+                    assert k.shader == "depth_space_nhwc" and k.spec[5] == 3, (desc, k)
+                else:
+                    assert k.shader == "depth_space_nhwc" and k.spec[4] == vec and k.spec[5] != 3, (desc, k)
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda o: o.name)
@@ -545,3 +553,56 @@ def test_channel_last_crd_staged(device, rng, monkeypatch):
                         # B = 4 depth-to-space, and row segments of 16 bytes: move_blocks
                         assert b == 3 or (d2s and (b == 4 or b * cs == 16)), (desc, k)
     assert taken == 16 and ragged >= 6, (taken, ragged)
+
+
+@pytest.mark.parametrize("eb", [1, 2, 4, 8])
+def test_channel_last_tiles(device, rng, eb, monkeypatch):
+    """move_tiled (shared-memory tiles of XT depth-side pixels and their BLOCK space-side row
+    segments) on every channel-last case it can take, forced: both operators, both orders, B = 2-4,
+    space-side channels that fill whole vectors or not, rows of one tile, of several with a partial
+    last one, packed and with gaps after pixels, rows and images; against the reference, gaps
+    intact."""
+    from dmlvk.ops import depth_space as ds
+    monkeypatch.setattr(ds._DepthSpaceDesc, "_tiles_win", lambda self, packed_w, vec: True)
+    dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.INT64}[eb]
+    taken = ragged = 0
+    for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
+        d2s = desc_cls is dmlvk.DepthToSpace1Desc
+        for order in ORDERS:
+            for b in (2, 3, 4):
+                for cs in (3, 4, 8):
+                    per_tile = max(1, ds.TILED_BYTES // (cs * b * b * eb))
+                    for wd in (5, per_tile + 5):
+                        depth, space = (2, cs * b * b, 2, wd), (2, cs, 2 * b, wd * b)
+                        shape, out_sizes = (depth, space) if d2s else (space, depth)
+                        for pads in ((0, 0, 0), (8, 16, 4)):
+                            strides = _nhwc_gapped(shape, *pads), _nhwc_gapped(out_sizes, pads[0] * 2, 0, 12)
+                            desc = desc_cls(TensorDesc(dt, shape, strides[0]), TensorDesc(dt, out_sizes, strides[1]), b, order)
+                            k = desc.kernel(device.capabilities)
+                            if k.shader != "depth_space_nhwc" or k.spec[5] != 3:
+                                continue
+                            taken += 1
+                            ragged += wd % k.push[11] != 0 and wd > k.push[11]
+                            assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.TILED_MAX_BYTES, k
+                            run_case(device, rng, desc_cls, dt, b, order, *strides, shape=shape)
+    assert taken >= 90 and ragged >= 20, (taken, ragged)
+
+
+def test_channel_last_tiles_where_they_win(device):
+    """The measured choice (_tiles_win): depth-to-space into output pixels with gaps, DEPTH_COLUMN_ROW
+    runs narrower than 16 bytes and COLUMN_ROW_DEPTH depth-to-space of 4- and 8-byte elements
+    (float32 B = 2 aside) take tiles; the benchmark's other channel-last cases keep the direct
+    kernels."""
+    from dmlvk.bench import depth_space_cases, depth_space_desc
+    chosen = set()
+    for case in depth_space_cases([64 << 20]):
+        _, d2s, dt, b, order, _, kind = case
+        if not kind.startswith("nhwc"):
+            continue
+        k = depth_space_desc(case).kernel(device.capabilities)
+        if k.shader == "depth_space_nhwc" and k.spec[5] == 3:
+            chosen.add((d2s, dt.bits // 8, b, order.name[:3], kind))
+    crd = {(True, eb, b, "COL", "nhwc") for eb in (4, 8) for b in (2, 3, 4)} - {(True, 4, 2, "COL", "nhwc")}
+    dcr = {(d2s, 1, 3, "DEP", "nhwc") for d2s in (True, False)}
+    gaps = {(True, eb, 2, o, "nhwc_gapped") for eb in (1, 4) for o in ("DEP", "COL")}
+    assert chosen == crd | dcr | gaps, sorted(chosen ^ (crd | dcr | gaps))

@@ -26,6 +26,12 @@ ROWS_CHUNKS = 1
 # their size
 STAGED = True
 STAGED_TILE_BYTES = 8192
+# Channel-last tiles gathered from shared memory (_tiled): whether the path is taken where it
+# measured faster (_tiles_win), the tile's size and its invocations
+TILED = True
+TILED_BYTES = 2048
+TILED_LOCAL = 64
+TILED_MAX_BYTES = 16384     # Vulkan's least maxComputeSharedMemorySize
 # Channel-last depth-to-space through row segments of narrow pixels (_row_segments), the orders
 # that take it
 ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)
@@ -178,6 +184,10 @@ class _DepthSpaceDesc:
                 return staged
             need.append(oc * eb)
         vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
+        if TILED and self._tiles_win(packed_w, vec):
+            tiled = self._tiled()
+            if tiled is not None:
+                return tiled
         if vec is None:
             return None
         # COLUMN_ROW_DEPTH depth-to-space of 1-byte elements, or with B = 2: a channel vector for
@@ -195,17 +205,73 @@ class _DepthSpaceDesc:
             total //= b * b
         return self._nhwc_launch(vec, int(blocks), 0, total)
 
-    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1)) -> Kernel:
-        """tile: move_staged's pixels per tile, row pitch and tile size in words."""
+    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1), unit=(4, 1),
+                     local_size=256) -> Kernel:
+        """tile: move_staged's or move_tiled's pixels per tile, row pitch and tile size in words;
+        unit: move_tiled's contiguous run in bytes and its loads per invocation."""
         inp, out = self.input_tensor, self.output_tensor
         n, oc, oh, ow = out.sizes
         _, ic, ih, iw = inp.sizes
         return Kernel(shader="depth_space_nhwc",
                       spec=(inp.element_bytes, self.block_size, int(self.depth_to_space), int(self._order), vec,
-                            blocks, seg, tile[2]),
+                            blocks, seg, tile[2]) + unit,
                       push=(n, oh, ow, oc, n, ih, iw, ic) + _pixel_strides(out.effective_strides) + (tile[0],)
                       + _pixel_strides(inp.effective_strides) + (tile[1],),
-                      count=count, slots=(0, 1), local_size=256)
+                      count=count, slots=(0, 1), local_size=local_size)
+
+    def _tiled(self) -> Optional[Kernel]:
+        """Channel-last depth/space of any element size, order and block size > 1 through
+        shared-memory tiles (move_tiled): XT depth-side pixels of a row and their BLOCK space-side
+        row segments, about TILED_BYTES (whole vectors' worth of pixels, up to TILED_MAX_BYTES); both sides move as whole vectors, neighbouring invocations
+        on neighbouring vectors. None where the vectors would not be whole and aligned."""
+        eb, b = self.input_tensor.element_bytes, self.block_size
+        if not TILED or b < 2:
+            return None
+        depth, space = self._sides()
+        dst, sst = depth.effective_strides, space.effective_strides
+        n, cd, hd, wd = depth.sizes
+        cs = space.sizes[1]
+        # tiles of a multiple of `grain` pixels: rows of whole 16-byte vectors where possible
+        grain = next(g for g in (1, 2, 4, 8, 16) if g * cs * eb % 16 == 0)
+        xt = max(grain, TILED_BYTES // (cd * eb) // grain * grain)
+        if xt * cd * eb > TILED_MAX_BYTES:
+            return None
+        xt = min(xt, -(-wd // grain) * grain)
+        need = [dst[0], dst[2], sst[0], sst[2]]
+        for c, ps, per in ((cd, dst[3], 1), (cs, sst[3], b)):
+            # a side whose pixels abut moves as rows of pixels; else pixel by pixel
+            need += [xt * per * c, wd * per * c] if ps == c else [c, ps]
+        vec = next((v for v in (16, 8, 4) if v >= eb and all(x * eb % v == 0 for x in need)), None)
+        if vec is None:
+            return None
+        if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            unit = min(vec, cs * eb & -(cs * eb))     # the largest power of two dividing a pixel's bytes
+        else:
+            unit = eb
+        rows = 1 if self.depth_to_space else b         # of the source side, in the tile
+        row_words = xt * cd * eb // 4 // rows
+        loads = -(-rows * row_words * 4 // vec // TILED_LOCAL)
+        return self._nhwc_launch(vec, 3, 0, n * hd * -(-wd // xt) * TILED_LOCAL, (xt, row_words, rows * row_words),
+                                 (unit, loads), TILED_LOCAL)
+
+    def _tiles_win(self, packed_w: bool, vec: Optional[int]) -> bool:
+        """Where move_tiled measured faster than the direct channel-last kernels on an H200 (64 MiB,
+        2 KiB tiles of 64 invocations; 8 KiB or 256 invocations were slower everywhere), or where
+        those cannot run (vec None): depth-to-space into output pixels with gaps between them
+        (float32 80 % of copy against 70-73 %, uint8 COLUMN_ROW_DEPTH 38 % against 25 %);
+        DEPTH_COLUMN_ROW runs narrower than 16-byte vectors (uint8 B = 3: 94 % against 78 %,
+        space-to-depth 88 % against 75 %); COLUMN_ROW_DEPTH depth-to-space of 4- and 8-byte
+        elements (float32 B = 3 / 4: 91 / 86 % against 76 / 80 %, float64 B = 2 / 3 / 4: 98 / 92 /
+        98 % against 93 / 83 / 88 %) but for float32 B = 2 (86 % against move_blocks' 96 %).
+        Elsewhere the direct kernels were faster: sub-word COLUMN_ROW_DEPTH elements gather from the
+        tile element by element (uint8 38-43 %, float16 41-66 %), and the rest of space-to-depth
+        reaches 93-98 % without a tile."""
+        eb, b = self.input_tensor.element_bytes, self.block_size
+        if vec is None or (self.depth_to_space and not packed_w):
+            return True
+        if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
+            return vec < 16
+        return self.depth_to_space and eb >= 4 and (b > 2 or eb == 8)
 
     def _staged(self, packed_w) -> Optional[Kernel]:
         """COLUMN_ROW_DEPTH of 1-byte elements with an even block size, abutting space-side

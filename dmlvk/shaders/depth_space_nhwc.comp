@@ -2,7 +2,7 @@
 // DEPTH_TO_SPACE(1) / SPACE_TO_DEPTH(1) for channel-last tensors: both with unit C stride, packed
 // NHWC or with gaps between pixels (see dmlvk/ops/depth_space.py, _nhwc_kernel). Every load and
 // store is a whole, aligned VEC_BYTES vector (16, 8 or 4 bytes) of a pixel's channels, or of a
-// run of abutting pixels; see move_dcr, move_crd, move_blocks and move_staged.
+// run of abutting pixels; see move_dcr, move_crd, move_blocks, move_staged and move_tiled.
 
 #extension GL_EXT_control_flow_attributes : require
 
@@ -12,7 +12,7 @@ layout(constant_id = 2) const uint BLOCK = 2;
 layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-to-depth
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
-layout(constant_id = 6) const uint BLOCKS = 0;   // 1 move_blocks (depth-to-space), 2 move_staged
+layout(constant_id = 6) const uint BLOCKS = 0;   // 1 move_blocks (depth-to-space), 2 move_staged, 3 move_tiled
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
 layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
@@ -201,7 +201,7 @@ void move_blocks(uint v) {
     }
 }
 
-// move_staged's tile of space-side rows, in words (1 for the other kernels).
+// move_staged's or move_tiled's tile, in words (1 for the other kernels).
 layout(constant_id = 8) const uint TILE_WORDS = 1;
 shared uint tile[TILE_WORDS];
 const uint UNIT_WORDS = BB;      // one word's 4 channels at every block position
@@ -279,11 +279,95 @@ void move_staged(uint wg) {
     }
 }
 
+// move_tiled's runs that are contiguous on both sides, in bytes: one element in COLUMN_ROW_DEPTH
+// order; in DEPTH_COLUMN_ROW a space-side pixel's channels, or the largest power of two dividing
+// them, up to a vector.
+layout(constant_id = 9) const uint UNIT_BYTES = 4;
+layout(constant_id = 10) const uint LOADS = 1;          // source vectors per invocation, at most
+const uint UNIT_ELEMS = UNIT_BYTES / ELEM_BYTES;
+const uint UNITS = VEC_BYTES / UNIT_BYTES;              // runs per vector
+const uint UNIT_BITS = UNIT_BYTES < 4 ? 8 * UNIT_BYTES : 32;
+
+// Any element size, block size and order, BLOCKS = 3: workgroup `wg` moves XT depth-side pixels
+// (n, Y, X0..) of one row and the BLOCK space-side row segments of BLOCK*XT pixels they
+// correspond to. The source side comes into the tile as it lies in memory, whole vectors,
+// neighbouring invocations on neighbouring vectors (rows of pixels' channels without the gaps
+// between pixels, PITCH words apart); each destination vector is then gathered from the tile a
+// contiguous run (UNIT_BYTES) at a time and stored whole, neighbouring invocations again on
+// neighbouring vectors.
+void move_tiled(uint wg) {
+    uint XT = p.out_strides.w, PITCH = p.in_strides.w;
+    uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
+    uvec3 ds = D2S != 0 ? p.in_strides.xyz : p.out_strides.xyz;
+    uvec3 ss = D2S != 0 ? p.out_strides.xyz : p.in_strides.xyz;
+    uint cd = dd.w, cs = cd / BB;
+    uint tiles = (dd.z + XT - 1) / XT;
+    uint X0 = (wg % tiles) * XT, Y = (wg / tiles) % dd.y, n = wg / (tiles * dd.y);
+    uint xt = min(XT, dd.z - X0);
+    uint depth0 = n * ds.x + Y * ds.y + X0 * ds.z;
+    uint space0 = n * ss.x + Y * BLOCK * ss.y + X0 * BLOCK * ss.z;
+    // each side as rows of pixels: first element, row stride, pixel stride, channels, vectors a row
+    uint s0 = D2S != 0 ? depth0 : space0, s_rs = D2S != 0 ? 0 : ss.y;
+    uint s_ps = D2S != 0 ? ds.z : ss.z, s_c = D2S != 0 ? cd : cs;
+    uint d0 = D2S != 0 ? space0 : depth0, d_rs = D2S != 0 ? ss.y : 0;
+    uint d_ps = D2S != 0 ? ss.z : ds.z, d_c = D2S != 0 ? cs : cd;
+    uint s_rows = D2S != 0 ? 1 : BLOCK, d_rows = BLOCK + 1 - s_rows;
+    uint s_vecs = xt * cd / s_rows / VEC_ELEMS, d_vecs = xt * cd / d_rows / VEC_ELEMS;
+    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+
+    // every load in flight before the first reaches the tile
+    uvec4 vecs[LOADS];
+    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+        uint i = lid + k * L, e = (i % s_vecs) * VEC_ELEMS;
+        uint at = s0 + (i / s_vecs) * s_rs + (s_ps == s_c ? e : (e / s_c) * s_ps + e % s_c);
+        if (i < s_rows * s_vecs) vecs[k] = load_vec(at);
+    }
+    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+        uint i = lid + k * L;
+        uint at = (i / s_vecs) * PITCH + (i % s_vecs) * VEC_WORDS;
+        if (i < s_rows * s_vecs) {
+            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[at + w] = vecs[k][w];
+        }
+    }
+    barrier();
+    for (uint i = lid; i < d_rows * d_vecs; i += L) {
+        uint r = i / d_vecs, e = (i % d_vecs) * VEC_ELEMS;
+        uint q = e / d_c, ch = e % d_c;          // the destination pixel in the tile, its channel
+        uint dst_at = d0 + r * d_rs + (d_ps == d_c ? e : q * d_ps + ch);
+        uint words[4] = uint[4](0, 0, 0, 0);
+        [[unroll]] for (uint u = 0; u < UNITS; ++u) {
+            uint sr, se;                         // the run's source: tile row, element in the row
+            if (D2S != 0) {                      // r: block row, q: xl * BLOCK + block column
+                uint xl = q / BLOCK, bx = q % BLOCK;
+                sr = 0;
+                se = xl * cd + (ORDER == 0 ? (r * BLOCK + bx) * cs + ch : ch * BB + r * BLOCK + bx);
+            } else {                             // q: xl, ch: the depth-side channel
+                uint pos = ORDER == 0 ? ch / cs : ch % BB, c = ORDER == 0 ? ch % cs : ch / BB;
+                sr = pos / BLOCK;
+                se = (q * BLOCK + pos % BLOCK) * cs + c;
+            }
+            uint byte = se * ELEM_BYTES;
+            if (UNIT_BYTES >= 4) {
+                [[unroll]] for (uint k = 0; k < UNIT_BYTES / 4; ++k)
+                    words[u * UNIT_BYTES / 4 + k] = tile[sr * PITCH + byte / 4 + k];
+            } else {
+                uint bits = bitfieldExtract(tile[sr * PITCH + byte / 4], int(8 * (byte % 4)), int(UNIT_BITS));
+                uint w = u * UNIT_BYTES / 4;
+                words[w] = bitfieldInsert(words[w], bits, int(8 * (u * UNIT_BYTES % 4)), int(UNIT_BITS));
+            }
+            ch += UNIT_ELEMS;
+            if (ch == d_c) { ch = 0; ++q; }
+        }
+        store_vec(dst_at, words);
+    }
+}
+
 void main() {
     uint local = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
                + gl_LocalInvocationID.x;
-    if (local >= p.items) return;    // whole workgroups, where BLOCKS is 2
-    if (BLOCKS == 2) move_staged((p.first + local) / gl_WorkGroupSize.x);
+    if (local >= p.items) return;    // whole workgroups, where BLOCKS is 2 or 3
+    if (BLOCKS == 3) move_tiled((p.first + local) / gl_WorkGroupSize.x);
+    else if (BLOCKS == 2) move_staged((p.first + local) / gl_WorkGroupSize.x);
     else if (BLOCKS == 1) move_blocks(p.first + local);
     else if (ORDER == 0) move_dcr(p.first + local);
     else move_crd(p.first + local);
