@@ -516,22 +516,24 @@ def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
     assert taken == 4, taken
 
 
-def test_channel_last_crd_staged(device, rng, monkeypatch):
-    """COLUMN_ROW_DEPTH of 1-byte elements with abutting space-side pixels goes through
-    shared-memory tiles of space-side rows (move_staged): space-to-depth with B = 2 and 4,
-    depth-to-space with B = 2 (B = 3's block positions do not fill whole words; 16-byte output
-    row segments take move_blocks), several tiles a
-    row with a partial last one, packed and with gaps after space-side rows and depth-side
-    pixels; against the reference, gaps intact, and the same as the paths without tiles."""
+@pytest.mark.parametrize("eb", [1, 2])
+def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
+    """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels goes through
+    shared-memory tiles of space-side rows (move_staged) where it measured faster: 1-byte elements
+    but for odd-B depth-to-space, 2-byte ones with B = 2 and depth-to-space with B = 4 (16-byte
+    output row segments take move_blocks). Several tiles a row with a partial last one, packed and
+    with gaps after space-side rows and depth-side pixels; against the reference, gaps intact, and
+    the same as the paths without tiles."""
     from dmlvk.ops import depth_space as ds
-    dt = DataType.UINT8
+    dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
     order = DepthSpaceOrder.COLUMN_ROW_DEPTH
     taken = ragged = 0
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         d2s = desc_cls is dmlvk.DepthToSpace1Desc
         for b in (2, 3, 4):
-            for cs in (4, 8, 12):
-                wd = 3 + ds.STAGED_TILE_BYTES // (b * b * cs)        # past one tile
+            wins = (b % 2 == 0 or not d2s) if eb == 1 else (b == 2 or (b == 4 and d2s))
+            for cs in (2, 4, 8, 12):
+                wd = 3 + ds.STAGED_TILE_BYTES // (b * b * cs * eb)        # past one tile
                 for gaps in (False, True):
                     space_sizes, depth_sizes = (2, cs, 2 * b, wd * b), (2, cs * b * b, 2, wd)
                     space = (space_sizes, _nhwc_gapped(space_sizes, 0, 64 * gaps, 0))   # pixels abut
@@ -539,20 +541,21 @@ def test_channel_last_crd_staged(device, rng, monkeypatch):
                     (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
                     desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
                     k = desc.kernel(device.capabilities)
-                    if k.shader == "depth_space_nhwc" and k.spec[5] == 2:
-                        taken += 1
-                        xt = k.push[11]
-                        ragged += wd > xt and wd % xt != 0
-                        assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
-                        monkeypatch.setattr(ds, "STAGED", False)
-                        other = desc.kernel(device.capabilities)
-                        assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
-                        run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
-                        monkeypatch.undo()
-                    else:
-                        # B = 4 depth-to-space, and row segments of 16 bytes: move_blocks
-                        assert b == 3 or (d2s and (b == 4 or b * cs == 16)), (desc, k)
-    assert taken == 16 and ragged >= 6, (taken, ragged)
+                    segments = d2s and b * cs * eb == 16
+                    whole = cs * eb % 4 == 0
+                    assert (k.shader == "depth_space_nhwc" and k.spec[5] == 2) == (wins and whole and not segments), (desc, k)
+                    if k.shader != "depth_space_nhwc" or k.spec[5] != 2:
+                        continue
+                    taken += 1
+                    xt = k.push[11]
+                    ragged += wd > xt and wd % xt != 0
+                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
+                    monkeypatch.setattr(ds, "STAGED", False)
+                    other = desc.kernel(device.capabilities)
+                    assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
+                    run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
+                    monkeypatch.undo()
+    assert taken == (26 if eb == 1 else 20) and ragged >= 6, (taken, ragged)
 
 
 @pytest.mark.parametrize("eb", [1, 2, 4, 8])
@@ -564,6 +567,7 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
     intact."""
     from dmlvk.ops import depth_space as ds
     monkeypatch.setattr(ds._DepthSpaceDesc, "_tiles_win", lambda self, packed_w, vec: True)
+    monkeypatch.setattr(ds, "STAGED", False)
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.INT64}[eb]
     taken = ragged = 0
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):

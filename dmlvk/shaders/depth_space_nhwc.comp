@@ -204,65 +204,104 @@ void move_blocks(uint v) {
 // move_staged's or move_tiled's tile, in words (1 for the other kernels).
 layout(constant_id = 8) const uint TILE_WORDS = 1;
 shared uint tile[TILE_WORDS];
-const uint UNIT_WORDS = BB;      // one word's 4 channels at every block position
+// move_staged's and move_tiled's source vectors per invocation (at most), and move_staged's units
+layout(constant_id = 10) const uint LOADS = 1;
+layout(constant_id = 11) const uint UNIT_LOADS = 1;
 
-// COLUMN_ROW_DEPTH of 1-byte elements with an even BLOCK, BLOCKS = 2, through shared memory:
-// workgroup `wg` moves XT depth-side pixels (n, Y, X0..) of one row and the BLOCK space-side row
-// segments of BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH
-// words apart, an odd count) and move to or from memory as whole vectors, neighbouring
-// invocations on neighbouring vectors. Between tile and depth side each invocation moves a unit:
-// the 4 channels of one space-side word at all BLOCK^2 block positions, which are BLOCK^2
-// contiguous depth-side words, transposed 4 x 4 bytes at a time in registers.
+// A unit of move_staged: the EPW channels of one space-side word at every block position. In the
+// depth side's order (channel-major, BB contiguous words) `a`, to the space side's (word t: the
+// channels of block position t) `b`, or back: 4 x 4 byte blocks where they fill words, else
+// element by element (shifts fixed at compile time).
+void unit_to_space(uint a[BB], out uint b[BB]) {
+    if (ELEM_BYTES == 1 && BB % 4 == 0) {
+        [[unroll]] for (uint I = 0; I < BB / 4; ++I) {
+            uvec4 t = transpose4x4(uvec4(a[I], a[BB / 4 + I], a[2 * BB / 4 + I], a[3 * BB / 4 + I]));
+            [[unroll]] for (uint i = 0; i < 4; ++i) b[I * 4 + i] = t[i];
+        }
+        return;
+    }
+    [[unroll]] for (uint t = 0; t < BB; ++t) b[t] = 0;
+    [[unroll]] for (uint j = 0; j < EPW * BB; ++j) {      // element j of a: channel j / BB, position j % BB
+        uint bits = bitfieldExtract(a[j / EPW], int((j % EPW) * EBITS), int(EBITS));
+        b[j % BB] = bitfieldInsert(b[j % BB], bits, int((j / BB) * EBITS), int(EBITS));
+    }
+}
+
+void unit_to_depth(uint a[BB], out uint b[BB]) {
+    if (ELEM_BYTES == 1 && BB % 4 == 0) {
+        [[unroll]] for (uint I = 0; I < BB / 4; ++I) {
+            uvec4 t = transpose4x4(uvec4(a[I * 4], a[I * 4 + 1], a[I * 4 + 2], a[I * 4 + 3]));
+            [[unroll]] for (uint i = 0; i < 4; ++i) b[i * BB / 4 + I] = t[i];
+        }
+        return;
+    }
+    [[unroll]] for (uint t = 0; t < BB; ++t) b[t] = 0;
+    [[unroll]] for (uint j = 0; j < EPW * BB; ++j) {
+        uint bits = bitfieldExtract(a[j % BB], int((j / BB) * EBITS), int(EBITS));
+        b[j / EPW] = bitfieldInsert(b[j / EPW], bits, int((j % EPW) * EBITS), int(EBITS));
+    }
+}
+
+// COLUMN_ROW_DEPTH of 1- or 2-byte elements, BLOCKS = 2, through shared memory: workgroup `wg`
+// moves XT depth-side pixels (n, Y, X0..) of one row and the BLOCK space-side row segments of
+// BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH words apart, an
+// odd count) and move to or from memory as whole vectors, neighbouring invocations on neighbouring
+// vectors, every load of an invocation in flight at once. Between tile and depth side each
+// invocation moves units (unit_to_space), whose BLOCK^2 depth-side words are contiguous.
 void move_staged(uint wg) {
     uint XT = p.out_strides.w, PITCH = p.in_strides.w;
     uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
     uvec3 ds = D2S != 0 ? p.in_strides.xyz : p.out_strides.xyz;
     uvec3 ss = D2S != 0 ? p.out_strides.xyz : p.in_strides.xyz;
     uint cs = dd.w / BB;                                           // space-side channels
+    uint cw = cs / EPW;                                            // their words: units of a depth-side pixel
     uint tiles = (dd.z + XT - 1) / XT;
     uint X0 = (wg % tiles) * XT, Y = (wg / tiles) % dd.y, n = wg / (tiles * dd.y);
     uint xt = min(XT, dd.z - X0);
-    uint row_vecs = xt * BLOCK * cs / 4 / VEC_WORDS;               // of a space-side row segment
+    uint row_vecs = xt * BLOCK * cw / VEC_WORDS;                   // of a space-side row segment
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     uint space0 = n * ss.x + Y * BLOCK * ss.y + X0 * BLOCK * cs;
     if (D2S == 0) {
-        for (uint i = lid; i < BLOCK * row_vecs; i += L) {
-            uint bh = i / row_vecs, j = i % row_vecs;
-            uvec4 q = load_vec(space0 + bh * ss.y + j * VEC_ELEMS);
-            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[bh * PITCH + j * VEC_WORDS + w] = q[w];
+        uvec4 vecs[LOADS];
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L;
+            if (i < BLOCK * row_vecs) vecs[k] = load_vec(space0 + (i / row_vecs) * ss.y + (i % row_vecs) * VEC_ELEMS);
+        }
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L, at = (i / row_vecs) * PITCH + (i % row_vecs) * VEC_WORDS;
+            if (i < BLOCK * row_vecs) {
+                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[at + w] = vecs[k][w];
+            }
         }
         barrier();
     }
-    uint cw = cs / 4;                                              // units of a depth-side pixel
-    for (uint u = lid; u < xt * cw; u += L) {
+    uint a[UNIT_LOADS][BB];
+    if (D2S != 0) {
+        [[unroll]] for (uint k = 0; k < UNIT_LOADS; ++k) {
+            uint u = lid + k * L, depth = n * ds.x + Y * ds.y + (X0 + u / cw) * ds.z + (u % cw) * EPW * BB;
+            if (u < xt * cw) {
+                [[unroll]] for (uint v = 0; v < BB / VEC_WORDS; ++v) {
+                    uvec4 q = load_vec(depth + v * VEC_ELEMS);
+                    [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[k][v * VEC_WORDS + w] = q[w];
+                }
+            }
+        }
+    }
+    [[unroll]] for (uint k = 0; k < UNIT_LOADS; ++k) {
+        uint u = lid + k * L;
+        if (u >= xt * cw) break;
         uint xl = u / cw, g = u % cw;
-        uint depth = n * ds.x + Y * ds.y + (X0 + xl) * ds.z + g * 4 * BB;
-        uint a[UNIT_WORDS], b[UNIT_WORDS];
+        uint b[BB];
         if (D2S != 0) {
-            [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
-                uvec4 q = load_vec(depth + v * VEC_ELEMS);
-                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[v * VEC_WORDS + w] = q[w];
-            }
+            unit_to_space(a[k], b);
+            [[unroll]] for (uint t = 0; t < BB; ++t)
+                tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cw + g] = b[t];
         } else {
             [[unroll]] for (uint t = 0; t < BB; ++t)
-                a[t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g];
-        }
-        // space-to-depth: a is BB rows (block positions) x 4 channels, b 4 rows x BB (the depth
-        // side's order); depth-to-space the other way round
-        [[unroll]] for (uint I = 0; I < BB / 4; ++I) {
-            if (D2S != 0) {
-                uvec4 t = transpose4x4(uvec4(a[I], a[BB / 4 + I], a[2 * BB / 4 + I], a[3 * BB / 4 + I]));
-                [[unroll]] for (uint i = 0; i < 4; ++i) b[I * 4 + i] = t[i];
-            } else {
-                uvec4 t = transpose4x4(uvec4(a[I * 4], a[I * 4 + 1], a[I * 4 + 2], a[I * 4 + 3]));
-                [[unroll]] for (uint i = 0; i < 4; ++i) b[i * BB / 4 + I] = t[i];
-            }
-        }
-        if (D2S != 0) {
-            [[unroll]] for (uint t = 0; t < BB; ++t)
-                tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cs / 4 + g] = b[t];
-        } else {
-            [[unroll]] for (uint v = 0; v < UNIT_WORDS / VEC_WORDS; ++v) {
+                a[k][t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cw + g];
+            unit_to_depth(a[k], b);
+            uint depth = n * ds.x + Y * ds.y + (X0 + xl) * ds.z + g * EPW * BB;
+            [[unroll]] for (uint v = 0; v < BB / VEC_WORDS; ++v) {
                 uint f = v * VEC_WORDS;
                 store_vec(depth + v * VEC_ELEMS, uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0,
                           VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
@@ -283,7 +322,6 @@ void move_staged(uint wg) {
 // order; in DEPTH_COLUMN_ROW a space-side pixel's channels, or the largest power of two dividing
 // them, up to a vector.
 layout(constant_id = 9) const uint UNIT_BYTES = 4;
-layout(constant_id = 10) const uint LOADS = 1;          // source vectors per invocation, at most
 const uint UNIT_ELEMS = UNIT_BYTES / ELEM_BYTES;
 const uint UNITS = VEC_BYTES / UNIT_BYTES;              // runs per vector
 const uint UNIT_BITS = UNIT_BYTES < 4 ? 8 * UNIT_BYTES : 32;
