@@ -521,7 +521,8 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
     """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels goes through
     shared-memory tiles of space-side rows (move_staged) where it measured faster: 1-byte elements
     but for odd-B depth-to-space, 2-byte ones with B = 2 and depth-to-space with B = 4 (16-byte
-    output row segments take move_blocks). Several tiles a row with a partial last one, packed and
+    output row segments take move_blocks); with an odd B the depth side goes through the tile
+    too. Several tiles a row with a partial last one, packed and
     with gaps after space-side rows and depth-side pixels; against the reference, gaps intact, and
     the same as the paths without tiles."""
     from dmlvk.ops import depth_space as ds
@@ -549,13 +550,30 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     taken += 1
                     xt = k.push[11]
                     ragged += wd > xt and wd % xt != 0
-                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2
+                    # the space side's rows (odd pitches), and with an odd B the depth side's pixels
+                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.STAGED_TILE_BYTES * 3 // 2 * (1 + b % 2)
+                    assert k.spec[11] == b % 2, k
                     monkeypatch.setattr(ds, "STAGED", False)
                     other = desc.kernel(device.capabilities)
                     assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
                     run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
                     monkeypatch.undo()
     assert taken == (26 if eb == 1 else 20) and ragged >= 6, (taken, ragged)
+    # the odd-B cases it does not take, forced: the depth side through the tile, both directions
+    monkeypatch.setattr(ds._DepthSpaceDesc, "_staged_wins", lambda self: True)
+    forced = 0
+    for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
+        for cs in (4, 8):
+            for gaps in (False, True):
+                space_sizes, depth_sizes = (2, cs, 6, 3 * 70), (2, cs * 9, 2, 70)
+                space = (space_sizes, _nhwc_gapped(space_sizes, 0, 64 * gaps, 0))
+                depth = (depth_sizes, _nhwc_gapped(depth_sizes, 16 * gaps, 0, 0))
+                d2s = desc_cls is dmlvk.DepthToSpace1Desc
+                (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
+                desc = run_case(device, rng, desc_cls, dt, 3, order, in_strides, out_strides, shape=shape)
+                k = desc.kernel(device.capabilities)
+                forced += k.shader == "depth_space_nhwc" and k.spec[5] == 2 and k.spec[11] == 1
+    assert forced == 8, forced
 
 
 @pytest.mark.parametrize("eb", [1, 2, 4, 8])

@@ -206,7 +206,7 @@ class _DepthSpaceDesc:
             total //= b * b
         return self._nhwc_launch(vec, int(blocks), 0, total)
 
-    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1), unit=(4, 1, 1),
+    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1), unit=(4, 1, 1, 0),
                      local_size=256) -> Kernel:
         """tile: move_staged's or move_tiled's pixels per tile, row pitch and tile size in words;
         unit: move_tiled's contiguous run in bytes and its loads per invocation."""
@@ -253,7 +253,7 @@ class _DepthSpaceDesc:
         row_words = xt * cd * eb // 4 // rows
         loads = -(-rows * row_words * 4 // vec // TILED_LOCAL)
         return self._nhwc_launch(vec, 3, 0, n * hd * -(-wd // xt) * TILED_LOCAL, (xt, row_words, rows * row_words),
-                                 (unit, loads, 1), TILED_LOCAL)
+                                 (unit, loads, 1, 0), TILED_LOCAL)
 
     def _tiles_win(self, packed_w: bool, vec: Optional[int]) -> bool:
         """Where move_tiled measured faster than the direct channel-last kernels on an H200 (64 MiB,
@@ -277,30 +277,25 @@ class _DepthSpaceDesc:
     def _staged(self, packed_w) -> Optional[Kernel]:
         """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels, through
         shared memory (move_staged): tiles of XT depth-side pixels of a row, up to
-        STAGED_TILE_BYTES; or None where the vectors would not be whole and aligned, and where it
-        measured slower on an H200 than the other channel-last paths (64 MiB, 2 KiB tiles of 64
-        invocations; 8 KiB tiles of 256 were slower everywhere): it takes 1-byte elements
-        (B = 2: depth-to-space 98 % of copy against 76 % with 8 KiB tiles and loads one after
-        another, space-to-depth 94 % against 84 %; B = 4 space-to-depth 78 % against 70 %; B = 3
-        space-to-depth 43 % against 36 % with element gathers) but for odd-B depth-to-space
-        (uint8 B = 3 56 % against move_blocks' 70 %), and 2-byte elements with B = 2 (98 / 94 %
-        against 97 / 89 %) or depth-to-space with B = 4 (88 % against 62 %); its element-wise
-        transposes lost elsewhere (float16 B = 3: 61 / 46 % against 78 / 66 %, B = 4
-        space-to-depth 76 % against 83 %)."""
+        STAGED_TILE_BYTES (with an odd B, whose units are not whole vectors, the depth side's
+        pixels go through the tile too); or None where the vectors would not be whole and
+        aligned, and where _staged_wins says no."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         depth, space = self._sides()
         dst, sst = depth.effective_strides, space.effective_strides
         cs = space.sizes[1]
-        if eb == 1:
-            wins = b % 2 == 0 or not self.depth_to_space
-        else:
-            wins = eb == 2 and (b == 2 or (b == 4 and self.depth_to_space))
-        if not STAGED or not wins or b < 2 or not packed_w or cs * eb % 4 or b * b * cs * eb > STAGED_TILE_BYTES:
+        if not STAGED or not self._staged_wins() or b < 2 or not packed_w or cs * eb % 4 or b * b * cs * eb > STAGED_TILE_BYTES:
             return None
+        depth_tile = b % 2         # odd B: units of BB words are not whole vectors
+        cd = cs * b * b
         n, _, hd, wd = depth.sizes
         xt = 1 << ((STAGED_TILE_BYTES // (b * b * cs * eb)).bit_length() - 1)
         xt = min(xt, 1 << max(0, (wd - 1).bit_length()))
-        need = [x * eb for x in (sst[0], sst[2], dst[0], dst[2], dst[3], xt * b * cs, wd * b * cs)] + [b * b * 4]
+        need = [x * eb for x in (sst[0], sst[2], dst[0], dst[2], xt * b * cs, wd * b * cs)]
+        if depth_tile:      # the depth side's pixels as rows where they abut, else one by one
+            need += [x * eb for x in ((xt * cd, wd * cd) if dst[3] == cd else (cd, dst[3]))]
+        else:
+            need += [dst[3] * eb, b * b * 4]
         vec = next((v for v in (16, 8, 4) if all(x % v == 0 for x in need)), None)
         if vec is None:
             return None
@@ -308,8 +303,25 @@ class _DepthSpaceDesc:
         pitch = row_words + 1 - row_words % 2
         loads = -(-b * row_words * 4 // vec // STAGED_LOCAL)
         unit_loads = -(-xt * cs * eb // 4 // STAGED_LOCAL)
-        return self._nhwc_launch(vec, 2, 0, n * hd * -(-wd // xt) * STAGED_LOCAL, (xt, pitch, b * pitch),
-                                 (4, loads, unit_loads), STAGED_LOCAL)
+        words = b * pitch + depth_tile * xt * cd * eb // 4
+        return self._nhwc_launch(vec, 2, 0, n * hd * -(-wd // xt) * STAGED_LOCAL, (xt, pitch, words),
+                                 (4, loads, unit_loads, depth_tile), STAGED_LOCAL)
+
+    def _staged_wins(self) -> bool:
+        """Where move_staged measured faster on an H200 than the other channel-last paths (64 MiB,
+        2 KiB tiles of 64 invocations; 8 KiB tiles of 256 were slower everywhere, and so were
+        units of 2 or 4 space-side words): 1-byte elements (B = 2: depth-to-space 98 % of copy
+        against 76 % with 8 KiB tiles and loads one after another, space-to-depth 94 % against
+        84 %; B = 4 space-to-depth 78 % against 70 %; B = 3 space-to-depth 51 % with the depth
+        side in the tile, 43 % without, 36 % with element gathers) but for odd-B depth-to-space
+        (uint8 B = 3 55 % against move_blocks' 70 %), and 2-byte elements with B = 2 (98 / 94 %
+        against 97 / 89 %) or depth-to-space with B = 4 (88 % against 62 %); its element-wise
+        transposes lost elsewhere (float16 B = 3: 59 / 56 % against 76 / 67 %, B = 4
+        space-to-depth 76 % against 83 %)."""
+        eb, b = self.input_tensor.element_bytes, self.block_size
+        if eb == 1:
+            return b % 2 == 0 or not self.depth_to_space
+        return eb == 2 and (b == 2 or (b == 4 and self.depth_to_space))
 
     def _row_segments(self, ist, ost, packed_w) -> Optional[Kernel]:
         """Depth-to-space into abutting output pixels whose BLOCK-pixel row segments are 16-byte

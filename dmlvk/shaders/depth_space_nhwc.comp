@@ -207,6 +207,7 @@ shared uint tile[TILE_WORDS];
 // move_staged's and move_tiled's source vectors per invocation (at most), and move_staged's units
 layout(constant_id = 10) const uint LOADS = 1;
 layout(constant_id = 11) const uint UNIT_LOADS = 1;
+layout(constant_id = 12) const uint DEPTH_TILE = 0;     // move_staged: 1, the depth side through the tile too
 
 // A unit of move_staged: the EPW channels of one space-side word at every block position. In the
 // depth side's order (channel-major, BB contiguous words) `a`, to the space side's (word t: the
@@ -247,7 +248,9 @@ void unit_to_depth(uint a[BB], out uint b[BB]) {
 // BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH words apart, an
 // odd count) and move to or from memory as whole vectors, neighbouring invocations on neighbouring
 // vectors, every load of an invocation in flight at once. Between tile and depth side each
-// invocation moves units (unit_to_space), whose BLOCK^2 depth-side words are contiguous.
+// invocation moves units (unit_to_space), whose BLOCK^2 depth-side words are contiguous: straight
+// to or from memory, or with DEPTH_TILE (odd BLOCK, whose units are not whole vectors) through a
+// second part of the tile, the depth side's XT pixels, which moves as whole vectors too.
 void move_staged(uint wg) {
     uint XT = p.out_strides.w, PITCH = p.in_strides.w;
     uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
@@ -261,6 +264,22 @@ void move_staged(uint wg) {
     uint row_vecs = xt * BLOCK * cw / VEC_WORDS;                   // of a space-side row segment
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
     uint space0 = n * ss.x + Y * BLOCK * ss.y + X0 * BLOCK * cs;
+    uint depth0 = n * ds.x + Y * ds.y + X0 * ds.z, cd = dd.w;
+    uint DT0 = BLOCK * PITCH, dvecs = xt * cd / VEC_ELEMS;        // the depth side's part of the tile
+    if (D2S != 0 && DEPTH_TILE != 0) {
+        uvec4 vecs[LOADS];
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L, e = i * VEC_ELEMS;
+            if (i < dvecs) vecs[k] = load_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd));
+        }
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L;
+            if (i < dvecs) {
+                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[DT0 + i * VEC_WORDS + w] = vecs[k][w];
+            }
+        }
+        barrier();
+    }
     if (D2S == 0) {
         uvec4 vecs[LOADS];
         [[unroll]] for (uint k = 0; k < LOADS; ++k) {
@@ -279,7 +298,9 @@ void move_staged(uint wg) {
     if (D2S != 0) {
         [[unroll]] for (uint k = 0; k < UNIT_LOADS; ++k) {
             uint u = lid + k * L, depth = n * ds.x + Y * ds.y + (X0 + u / cw) * ds.z + (u % cw) * EPW * BB;
-            if (u < xt * cw) {
+            if (u < xt * cw && DEPTH_TILE != 0) {
+                [[unroll]] for (uint t = 0; t < BB; ++t) a[k][t] = tile[DT0 + u * BB + t];
+            } else if (u < xt * cw) {
                 [[unroll]] for (uint v = 0; v < BB / VEC_WORDS; ++v) {
                     uvec4 q = load_vec(depth + v * VEC_ELEMS);
                     [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) a[k][v * VEC_WORDS + w] = q[w];
@@ -301,11 +322,23 @@ void move_staged(uint wg) {
                 a[k][t] = tile[(t / BLOCK) * PITCH + (xl * BLOCK + t % BLOCK) * cw + g];
             unit_to_depth(a[k], b);
             uint depth = n * ds.x + Y * ds.y + (X0 + xl) * ds.z + g * EPW * BB;
+            if (DEPTH_TILE != 0) {
+                [[unroll]] for (uint t = 0; t < BB; ++t) tile[DT0 + u * BB + t] = b[t];
+                continue;
+            }
             [[unroll]] for (uint v = 0; v < BB / VEC_WORDS; ++v) {
                 uint f = v * VEC_WORDS;
                 store_vec(depth + v * VEC_ELEMS, uint[4](b[f], VEC_WORDS > 1 ? b[f + 1] : 0,
                           VEC_WORDS > 2 ? b[f + 2] : 0, VEC_WORDS > 3 ? b[f + 3] : 0));
             }
+        }
+    }
+    if (D2S == 0 && DEPTH_TILE != 0) {
+        barrier();
+        for (uint i = lid; i < dvecs; i += L) {
+            uint e = i * VEC_ELEMS, f = DT0 + i * VEC_WORDS;
+            store_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd), uint[4](tile[f],
+                      VEC_WORDS > 1 ? tile[f + 1] : 0, VEC_WORDS > 2 ? tile[f + 2] : 0, VEC_WORDS > 3 ? tile[f + 3] : 0));
         }
     }
     if (D2S != 0) {
