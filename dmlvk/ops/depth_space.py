@@ -22,8 +22,8 @@ _WIDE = {DataType.FLOAT64, DataType.INT64, DataType.UINT64}
 # Bandwidth path launch shape: invocations per workgroup and chunks per invocation.
 ROWS_LOCAL = 256
 ROWS_CHUNKS = 1
-# Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged), and
-# their size
+# Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
+# the path is taken where it measured faster (_staged_wins), the tile's size and its invocations
 STAGED = True
 STAGED_TILE_BYTES = 2048
 STAGED_LOCAL = 64
@@ -209,7 +209,8 @@ class _DepthSpaceDesc:
     def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1), unit=(4, 1, 1, 0),
                      local_size=256) -> Kernel:
         """tile: move_staged's or move_tiled's pixels per tile, row pitch and tile size in words;
-        unit: move_tiled's contiguous run in bytes and its loads per invocation."""
+        unit: move_tiled's contiguous run in bytes, both kernels' source vectors per invocation,
+        move_staged's units per invocation and whether its depth side goes through the tile."""
         inp, out = self.input_tensor, self.output_tensor
         n, oc, oh, ow = out.sizes
         _, ic, ih, iw = inp.sizes
@@ -223,8 +224,9 @@ class _DepthSpaceDesc:
     def _tiled(self) -> Optional[Kernel]:
         """Channel-last depth/space of any element size, order and block size > 1 through
         shared-memory tiles (move_tiled): XT depth-side pixels of a row and their BLOCK space-side
-        row segments, about TILED_BYTES (whole vectors' worth of pixels, up to TILED_MAX_BYTES); both sides move as whole vectors, neighbouring invocations
-        on neighbouring vectors. None where the vectors would not be whole and aligned."""
+        row segments, about TILED_BYTES (a whole number of vectors' worth of pixels, up to
+        TILED_MAX_BYTES); both sides move as whole vectors, neighbouring invocations on
+        neighbouring vectors. None where the vectors would not be whole and aligned."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         if not TILED or b < 2:
             return None
@@ -252,8 +254,8 @@ class _DepthSpaceDesc:
         rows = 1 if self.depth_to_space else b         # of the source side, in the tile
         row_words = xt * cd * eb // 4 // rows
         loads = -(-rows * row_words * 4 // vec // TILED_LOCAL)
-        return self._nhwc_launch(vec, 3, 0, n * hd * -(-wd // xt) * TILED_LOCAL, (xt, row_words, rows * row_words),
-                                 (unit, loads, 1, 0), TILED_LOCAL)
+        count = n * hd * -(-wd // xt) * TILED_LOCAL
+        return self._nhwc_launch(vec, 3, 0, count, (xt, row_words, rows * row_words), (unit, loads, 1, 0), TILED_LOCAL)
 
     def _tiles_win(self, packed_w: bool, vec: Optional[int]) -> bool:
         """Where move_tiled measured faster than the direct channel-last kernels on an H200 (64 MiB,
@@ -284,7 +286,8 @@ class _DepthSpaceDesc:
         depth, space = self._sides()
         dst, sst = depth.effective_strides, space.effective_strides
         cs = space.sizes[1]
-        if not STAGED or not self._staged_wins() or b < 2 or not packed_w or cs * eb % 4 or b * b * cs * eb > STAGED_TILE_BYTES:
+        if (not STAGED or not self._staged_wins() or b < 2 or not packed_w or cs * eb % 4
+                or b * b * cs * eb > STAGED_TILE_BYTES):
             return None
         depth_tile = b % 2         # odd B: units of BB words are not whole vectors
         cd = cs * b * b

@@ -209,6 +209,12 @@ layout(constant_id = 10) const uint LOADS = 1;
 layout(constant_id = 11) const uint UNIT_LOADS = 1;
 layout(constant_id = 12) const uint DEPTH_TILE = 0;     // move_staged: 1, the depth side through the tile too
 
+// The VEC_WORDS tile words from `first` to memory at element `elem`, as one vector.
+void store_tile_vec(uint elem, uint first) {
+    store_vec(elem, uint[4](tile[first], VEC_WORDS > 1 ? tile[first + 1] : 0, VEC_WORDS > 2 ? tile[first + 2] : 0,
+                            VEC_WORDS > 3 ? tile[first + 3] : 0));
+}
+
 // A unit of move_staged: the EPW channels of one space-side word at every block position. In the
 // depth side's order (channel-major, BB contiguous words) `a`, to the space side's (word t: the
 // channels of block position t) `b`, or back: 4 x 4 byte blocks where they fill words, else
@@ -284,7 +290,8 @@ void move_staged(uint wg) {
         uvec4 vecs[LOADS];
         [[unroll]] for (uint k = 0; k < LOADS; ++k) {
             uint i = lid + k * L;
-            if (i < BLOCK * row_vecs) vecs[k] = load_vec(space0 + (i / row_vecs) * ss.y + (i % row_vecs) * VEC_ELEMS);
+            if (i < BLOCK * row_vecs)
+                vecs[k] = load_vec(space0 + (i / row_vecs) * ss.y + (i % row_vecs) * VEC_ELEMS);
         }
         [[unroll]] for (uint k = 0; k < LOADS; ++k) {
             uint i = lid + k * L, at = (i / row_vecs) * PITCH + (i % row_vecs) * VEC_WORDS;
@@ -337,16 +344,14 @@ void move_staged(uint wg) {
         barrier();
         for (uint i = lid; i < dvecs; i += L) {
             uint e = i * VEC_ELEMS, f = DT0 + i * VEC_WORDS;
-            store_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd), uint[4](tile[f],
-                      VEC_WORDS > 1 ? tile[f + 1] : 0, VEC_WORDS > 2 ? tile[f + 2] : 0, VEC_WORDS > 3 ? tile[f + 3] : 0));
+            store_tile_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd), f);
         }
     }
     if (D2S != 0) {
         barrier();
         for (uint i = lid; i < BLOCK * row_vecs; i += L) {
             uint bh = i / row_vecs, j = i % row_vecs, f = bh * PITCH + j * VEC_WORDS;
-            store_vec(space0 + bh * ss.y + j * VEC_ELEMS, uint[4](tile[f], VEC_WORDS > 1 ? tile[f + 1] : 0,
-                      VEC_WORDS > 2 ? tile[f + 2] : 0, VEC_WORDS > 3 ? tile[f + 3] : 0));
+            store_tile_vec(space0 + bh * ss.y + j * VEC_ELEMS, f);
         }
     }
 }
