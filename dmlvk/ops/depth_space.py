@@ -278,21 +278,22 @@ class _DepthSpaceDesc:
 
     def _staged(self, packed_w) -> Optional[Kernel]:
         """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels, through
-        shared memory (move_staged): tiles of XT depth-side pixels of a row, up to
-        STAGED_TILE_BYTES (with an odd B, whose units are not whole vectors, the depth side's
-        pixels go through the tile too); or None where the vectors would not be whole and
+        shared memory (move_staged): tiles of XT depth-side pixels of a row, about
+        STAGED_TILE_BYTES, at least one pixel, up to TILED_MAX_BYTES in all (with an odd B, whose
+        units are not whole vectors, the depth side's pixels go through the tile too); or None where the vectors would not be whole and
         aligned, and where _staged_wins says no."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         depth, space = self._sides()
         dst, sst = depth.effective_strides, space.effective_strides
         cs = space.sizes[1]
-        if (not STAGED or not self._staged_wins() or b < 2 or not packed_w or cs * eb % 4
-                or b * b * cs * eb > STAGED_TILE_BYTES):
-            return None
         depth_tile = b % 2         # odd B: units of BB words are not whole vectors
         cd = cs * b * b
+        if (not STAGED or not self._staged_wins() or b < 2 or not packed_w or cs * eb % 4
+                or cd * eb * (1 + depth_tile) > TILED_MAX_BYTES):
+            return None
         n, _, hd, wd = depth.sizes
-        xt = 1 << ((STAGED_TILE_BYTES // (b * b * cs * eb)).bit_length() - 1)
+        # a power of two of pixels: about STAGED_TILE_BYTES, at least one
+        xt = 1 << max(0, (STAGED_TILE_BYTES // (cd * eb)).bit_length() - 1)
         xt = min(xt, 1 << max(0, (wd - 1).bit_length()))
         need = [x * eb for x in (sst[0], sst[2], dst[0], dst[2], xt * b * cs, wd * b * cs)]
         if depth_tile:      # the depth side's pixels as rows where they abut, else one by one
