@@ -316,12 +316,12 @@ class _DepthSpaceDesc:
         2 KiB tiles of 64 invocations; 8 KiB tiles of 256 were slower everywhere, and so were
         units of 2 or 4 space-side words): 1-byte elements (B = 2: depth-to-space 98 % of copy
         against 76 % with 8 KiB tiles and loads one after another, space-to-depth 94 % against
-        84 %; B = 4 space-to-depth 78 % against 70 %; B = 3 space-to-depth 51 % with the depth
+        84 %; B = 4 space-to-depth 78 % against 70 %; B = 3 space-to-depth 54 % with the depth
         side in the tile, 43 % without, 36 % with element gathers) but for odd-B depth-to-space
-        (uint8 B = 3 55 % against move_blocks' 70 %), and 2-byte elements with B = 2 (98 / 94 %
+        (uint8 B = 3 58 % against move_blocks' 77 %), and 2-byte elements with B = 2 (98 / 94 %
         against 97 / 89 %) or depth-to-space with B = 4 (88 % against 62 %); its element-wise
-        transposes lost elsewhere (float16 B = 3: 59 / 56 % against 76 / 67 %, B = 4
-        space-to-depth 76 % against 83 %)."""
+        transposes lost elsewhere (float16 B = 3: 62 / 59 % against element gathers' 77 / 77 %,
+        B = 4 space-to-depth 78 % against 91 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         if eb == 1:
             return b % 2 == 0 or not self.depth_to_space
