@@ -340,7 +340,7 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
     """Packed NHWC tensors take depth_space_nhwc.comp (whole 16/8/4-byte vectors of an output
     pixel's channels) where the channels split into such vectors, the general shader otherwise;
     both operators, both orders, B = 1-4, against the reference. COLUMN_ROW_DEPTH depth-to-space
-    of 1-byte elements with B = 3 moves 4-byte vectors of all block positions at once."""
+    of 1- and 2-byte elements with B = 3 moves 4-byte vectors of all block positions at once."""
     dt = {1: DataType.UINT8, 2: DataType.UINT16, 4: DataType.UINT32, 8: DataType.UINT64}[eb]
     taken = odd_blocks = 0
     for d2s in (True, False):
@@ -357,8 +357,8 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     k = desc.kernel(device.capabilities)
                     taken += k.shader == "depth_space_nhwc"
                     if k.shader == "depth_space_nhwc" and k.spec[5] == 1 and b == 3:
-                        assert eb > 1 or k.spec[4] == 4, k    # odd B, 1-byte elements: 4-byte vectors
-                        odd_blocks += eb == 1
+                        assert eb > 2 or k.spec[4] == 4, k    # odd B, 1- and 2-byte elements: 4-byte vectors
+                        odd_blocks += eb <= 2
                     src = np.zeros(desc.input_tensor.total_bytes, np.uint8)
                     src[:x.nbytes] = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(-1).view(np.uint8)
                     dst = np.zeros(desc.output_tensor.total_bytes, np.uint8)
@@ -367,7 +367,7 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     fn = reference.depth_to_space if d2s else reference.space_to_depth
                     assert np.array_equal(got, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order, b, oc)
     assert taken >= 40
-    assert eb > 1 or odd_blocks == 3, odd_blocks         # COLUMN_ROW_DEPTH, 4, 8 and 16 channels
+    assert eb > 2 or odd_blocks == 3, odd_blocks         # COLUMN_ROW_DEPTH, 4, 8 and 16 channels
 
 
 @pytest.mark.parametrize("dt,b", [(DataType.FLOAT64, 4), (DataType.UINT32, 8)], ids=["float64-B4", "uint32-B8"])

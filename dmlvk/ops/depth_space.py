@@ -191,15 +191,18 @@ class _DepthSpaceDesc:
                 return tiled
         if vec is None:
             return None
-        # COLUMN_ROW_DEPTH depth-to-space of 1-byte elements, or with B = 2: a channel vector for
-        # all block positions at once, where its input vectors are aligned (faster there on an H200;
-        # element gathers elsewhere, and for space-to-depth). With an odd B, whose transposes go
-        # element by element, 4-byte vectors: on an H200 uint8 B = 3 ran at 71 % of copy with them,
-        # 58 % with 8-byte ones (smaller vectors were slower everywhere else: 8-byte gathers
-        # 52-77 % where 16-byte ones give 66-98 %).
+        # COLUMN_ROW_DEPTH depth-to-space of 1-byte elements, of 2-byte ones with an odd B, or with
+        # B = 2: a channel vector for all block positions at once, where its input vectors are
+        # aligned (faster there on an H200; element gathers elsewhere, and for space-to-depth).
+        # With an odd B, whose transposes go element by element, 4-byte vectors: on an H200 uint8
+        # B = 3 ran at 71 % of copy with them, 58 % with 8-byte ones (78 / 59 % after the
+        # shift-and-mask element moves), float16 B = 3 at 90 % with them, 56 % with 16-byte ones
+        # and 78 % with element gathers (smaller vectors were slower everywhere else: 8-byte
+        # gathers 52-77 % where 16-byte ones give 66-98 %).
+        odd_halves = eb == 2 and b % 2 == 1
         blocks = (self._order != DepthSpaceOrder.DEPTH_COLUMN_ROW and self.depth_to_space
-                  and (eb == 1 or b == 2) and all(st * eb % vec == 0 for st in _pixel_strides(ist)))
-        if blocks and eb == 1 and b % 2:
+                  and (eb == 1 or b == 2 or odd_halves) and all(st * eb % vec == 0 for st in _pixel_strides(ist)))
+        if blocks and eb <= 2 and b % 2:
             vec = 4
         total = n * oh * ow * oc * eb // vec
         if blocks:
