@@ -38,6 +38,12 @@ TILED_MAX_BYTES = 16384     # Vulkan's least maxComputeSharedMemorySize
 ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)
 
 
+def _widest_vector(need_bytes, element_bytes: int) -> Optional[int]:
+    """The widest vector (16, 8 or 4 bytes, no narrower than an element) dividing every byte count
+    in need_bytes (offsets and sizes the channel-last kernels move whole vectors between), or None."""
+    return next((v for v in (16, 8, 4) if v >= element_bytes and all(x % v == 0 for x in need_bytes)), None)
+
+
 def _pixel_strides(strides) -> tuple:
     """The N, H and W element strides of a 4-D tensor (the channel-last path's pixel strides)."""
     return strides[0], strides[2], strides[3]
@@ -184,7 +190,7 @@ class _DepthSpaceDesc:
             if staged is not None:
                 return staged
             need.append(oc * eb)
-        vec = next((v for v in (16, 8, 4) if v >= eb and all(x % v == 0 for x in need)), None)
+        vec = _widest_vector(need, eb)
         if TILED and self._tiles_win(packed_w, vec):
             tiled = self._tiled()
             if tiled is not None:
@@ -247,7 +253,7 @@ class _DepthSpaceDesc:
         for c, ps, per in ((cd, dst[3], 1), (cs, sst[3], b)):
             # a side whose pixels abut moves as rows of pixels; else pixel by pixel
             need += [xt * per * c, wd * per * c] if ps == c else [c, ps]
-        vec = next((v for v in (16, 8, 4) if v >= eb and all(x * eb % v == 0 for x in need)), None)
+        vec = _widest_vector([x * eb for x in need], eb)
         if vec is None:
             return None
         if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
@@ -303,7 +309,7 @@ class _DepthSpaceDesc:
             need += [x * eb for x in ((xt * cd, wd * cd) if dst[3] == cd else (cd, dst[3]))]
         else:
             need += [dst[3] * eb, b * b * 4]
-        vec = next((v for v in (16, 8, 4) if all(x % v == 0 for x in need)), None)
+        vec = _widest_vector(need, eb)
         if vec is None:
             return None
         row_words = xt * b * cs * eb // 4

@@ -223,10 +223,42 @@ layout(constant_id = 10) const uint LOADS = 1;
 layout(constant_id = 11) const uint UNIT_LOADS = 1;
 layout(constant_id = 12) const uint DEPTH_TILE = 0;     // move_staged: 1, the depth side through the tile too
 
-// The VEC_WORDS tile words from `first` to memory at element `elem`, as one vector.
-void store_tile_vec(uint elem, uint first) {
-    store_vec(elem, uint[4](tile[first], VEC_WORDS > 1 ? tile[first + 1] : 0, VEC_WORDS > 2 ? tile[first + 2] : 0,
-                            VEC_WORDS > 3 ? tile[first + 3] : 0));
+// Element e of a row of pixels, from the row's first element: `channels` elements a pixel, pixels
+// `pixel_stride` apart (whole vectors never span pixels unless the pixels abut).
+uint pixel_offset(uint e, uint pixel_stride, uint channels) {
+    return pixel_stride == channels ? e : (e / channels) * pixel_stride + e % channels;
+}
+
+// `rows` rows of pixels in memory (the first element of row r at first + r * row_stride), row_vecs
+// whole vectors each, into the tile from word `at`, rows `pitch` words apart and without the gaps
+// between pixels: neighbouring invocations on neighbouring vectors, every load of an invocation in
+// flight before the first reaches the tile (at most LOADS an invocation).
+void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
+                uint at, uint pitch) {
+    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+    uvec4 vecs[LOADS];
+    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+        uint i = lid + k * L;
+        uint e = (i % row_vecs) * VEC_ELEMS;
+        if (i < rows * row_vecs) vecs[k] = load_vec(first + (i / row_vecs) * row_stride + pixel_offset(e, pixel_stride, channels));
+    }
+    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+        uint i = lid + k * L, w0 = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
+        if (i < rows * row_vecs) {
+            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[w0 + w] = vecs[k][w];
+        }
+    }
+}
+
+// stage_rows the other way round: the tile's rows to memory, whole vectors.
+void unstage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
+                  uint at, uint pitch) {
+    for (uint i = gl_LocalInvocationID.x; i < rows * row_vecs; i += gl_WorkGroupSize.x) {
+        uint r = i / row_vecs, j = i % row_vecs, f = at + r * pitch + j * VEC_WORDS;
+        store_vec(first + r * row_stride + pixel_offset(j * VEC_ELEMS, pixel_stride, channels),
+                  uint[4](tile[f], VEC_WORDS > 1 ? tile[f + 1] : 0, VEC_WORDS > 2 ? tile[f + 2] : 0,
+                          VEC_WORDS > 3 ? tile[f + 3] : 0));
+    }
 }
 
 // A unit of move_staged: the EPW channels of one space-side word at every block position. In the
@@ -283,32 +315,11 @@ void move_staged(uint wg) {
     uint depth0 = n * ds.x + Y * ds.y + X0 * ds.z, cd = dd.w;
     uint DT0 = BLOCK * PITCH, dvecs = xt * cd / VEC_ELEMS;        // the depth side's part of the tile
     if (D2S != 0 && DEPTH_TILE != 0) {
-        uvec4 vecs[LOADS];
-        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-            uint i = lid + k * L, e = i * VEC_ELEMS;
-            if (i < dvecs) vecs[k] = load_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd));
-        }
-        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-            uint i = lid + k * L;
-            if (i < dvecs) {
-                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[DT0 + i * VEC_WORDS + w] = vecs[k][w];
-            }
-        }
+        stage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0);
         barrier();
     }
     if (D2S == 0) {
-        uvec4 vecs[LOADS];
-        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-            uint i = lid + k * L;
-            if (i < BLOCK * row_vecs)
-                vecs[k] = load_vec(space0 + (i / row_vecs) * ss.y + (i % row_vecs) * VEC_ELEMS);
-        }
-        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-            uint i = lid + k * L, at = (i / row_vecs) * PITCH + (i % row_vecs) * VEC_WORDS;
-            if (i < BLOCK * row_vecs) {
-                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[at + w] = vecs[k][w];
-            }
-        }
+        stage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH);
         barrier();
     }
     uint a[UNIT_LOADS][BB];
@@ -352,17 +363,11 @@ void move_staged(uint wg) {
     }
     if (D2S == 0 && DEPTH_TILE != 0) {
         barrier();
-        for (uint i = lid; i < dvecs; i += L) {
-            uint e = i * VEC_ELEMS, f = DT0 + i * VEC_WORDS;
-            store_tile_vec(depth0 + (ds.z == cd ? e : (e / cd) * ds.z + e % cd), f);
-        }
+        unstage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0);
     }
     if (D2S != 0) {
         barrier();
-        for (uint i = lid; i < BLOCK * row_vecs; i += L) {
-            uint bh = i / row_vecs, j = i % row_vecs, f = bh * PITCH + j * VEC_WORDS;
-            store_tile_vec(space0 + bh * ss.y + j * VEC_ELEMS, f);
-        }
+        unstage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH);
     }
 }
 
@@ -401,25 +406,12 @@ void move_tiled(uint wg) {
     uint s_vecs = xt * cd / s_rows / VEC_ELEMS, d_vecs = xt * cd / d_rows / VEC_ELEMS;
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
 
-    // every load in flight before the first reaches the tile
-    uvec4 vecs[LOADS];
-    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-        uint i = lid + k * L, e = (i % s_vecs) * VEC_ELEMS;
-        uint at = s0 + (i / s_vecs) * s_rs + (s_ps == s_c ? e : (e / s_c) * s_ps + e % s_c);
-        if (i < s_rows * s_vecs) vecs[k] = load_vec(at);
-    }
-    [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-        uint i = lid + k * L;
-        uint at = (i / s_vecs) * PITCH + (i % s_vecs) * VEC_WORDS;
-        if (i < s_rows * s_vecs) {
-            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[at + w] = vecs[k][w];
-        }
-    }
+    stage_rows(s0, s_rows, s_rs, s_ps, s_c, s_vecs, 0, PITCH);
     barrier();
     for (uint i = lid; i < d_rows * d_vecs; i += L) {
         uint r = i / d_vecs, e = (i % d_vecs) * VEC_ELEMS;
         uint q = e / d_c, ch = e % d_c;          // the destination pixel in the tile, its channel
-        uint dst_at = d0 + r * d_rs + (d_ps == d_c ? e : q * d_ps + ch);
+        uint dst_at = d0 + r * d_rs + pixel_offset(e, d_ps, d_c);
         uint words[4] = uint[4](0, 0, 0, 0);
         [[unroll]] for (uint u = 0; u < UNITS; ++u) {
             uint sr, se;                         // the run's source: tile row, element in the row
