@@ -522,13 +522,14 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
     shared-memory tiles of space-side rows (move_staged) where it measured faster: 1-byte elements
     but for odd-B depth-to-space, 2-byte ones with B = 2 and depth-to-space with B = 4 (16-byte
     output row segments take move_blocks); with an odd B the depth side goes through the tile
-    too. Several tiles a row with a partial last one, packed and
-    with gaps after space-side rows and depth-side pixels; against the reference, gaps intact, and
-    the same as the paths without tiles."""
+    too, in tiles wide enough for a unit an invocation; with an even B and 16-byte vectors the
+    vectors' words rotate between tile and memory. Several tiles a row with a partial last one,
+    packed and with gaps after space-side rows and depth-side pixels; against the reference, gaps
+    intact, and the same as the paths without tiles."""
     from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
     order = DepthSpaceOrder.COLUMN_ROW_DEPTH
-    taken = ragged = 0
+    taken = ragged = rotated = filled = 0
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         d2s = desc_cls is dmlvk.DepthToSpace1Desc
         for b in (2, 3, 4):
@@ -550,15 +551,26 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     taken += 1
                     xt = k.push[11]
                     ragged += wd > xt and wd % xt != 0
-                    # the space side's rows (odd pitches), and with an odd B the depth side's pixels
+                    # the space side's rows, and with an odd B the depth side's pixels
                     assert k.count % k.local_size == 0 and k.spec[7] * 4 <= max(ds.STAGED_TILE_BYTES * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
                     assert k.spec[11] == b % 2, k
+                    # even B with 16-byte vectors: rows whole vectors apart, their words rotated;
+                    # else rows an odd number of words apart
+                    row_words = xt * b * cs * eb // 4
+                    rotate = b % 2 == 0 and k.spec[4] == 16
+                    assert k.spec[12] == rotate and k.push[15] == (row_words if rotate else row_words | 1), k
+                    rotated += rotate
+                    # odd B, where wide enough: a unit (a space-side word) for every invocation
+                    if b % 2 and wd * cs * eb >= 4 * k.local_size:
+                        assert xt * cs * eb >= 4 * k.local_size, k
+                        filled += 1
                     monkeypatch.setattr(ds, "STAGED", False)
                     other = desc.kernel(device.capabilities)
                     assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
                     run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
                     monkeypatch.undo()
     assert taken == (36 if eb == 1 else 26) and ragged >= 6, (taken, ragged)
+    assert rotated == (20 if eb == 1 else 22) and filled == (2 if eb == 1 else 0), (rotated, filled)
     # the odd-B cases it does not take, forced: the depth side through the tile, both directions
     monkeypatch.setattr(ds._DepthSpaceDesc, "_staged_wins", lambda self: True)
     forced = 0
@@ -573,6 +585,7 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                 desc = run_case(device, rng, desc_cls, dt, 3, order, in_strides, out_strides, shape=shape)
                 k = desc.kernel(device.capabilities)
                 forced += k.shader == "depth_space_nhwc" and k.spec[5] == 2 and k.spec[11] == 1
+                assert k.push[11] * cs * eb >= 4 * k.local_size, k      # a unit for every invocation
     assert forced == 8, forced
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -23,10 +23,17 @@ _WIDE = {DataType.FLOAT64, DataType.INT64, DataType.UINT64}
 ROWS_LOCAL = 256
 ROWS_CHUNKS = 1
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
-# the path is taken where it measured faster (_staged_wins), the tile's size and its invocations
+# the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
+# with an odd B, tiles wide enough for a unit an invocation (on an H200 uint8 B = 3 space-to-depth
+# 66 % of copy, against 54 % with 2 KiB tiles that left half the invocations idle; with an even B
+# it lost 2 points); with an even B and 16-byte vectors, words rotated between tile and memory
+# (uint8 B = 4 space-to-depth 82 % against 79 %, float16 B = 4 depth-to-space 90 / 91 % against
+# 87 / 88 %; with an odd B it lost 7 points, in move_tiled 1-8)
 STAGED = True
 STAGED_TILE_BYTES = 2048
 STAGED_LOCAL = 64
+STAGED_FILL = True
+STAGED_ROTATE = True
 # Channel-last tiles gathered from shared memory (_tiled): whether the path is taken where it
 # measured faster (_tiles_win), the tile's size and its invocations
 TILED = True
@@ -36,6 +43,21 @@ TILED_MAX_BYTES = 16384     # Vulkan's least maxComputeSharedMemorySize
 # Channel-last depth-to-space through row segments of narrow pixels (_row_segments), the orders
 # that take it
 ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)
+
+
+class _Tile(NamedTuple):
+    """A channel-last tile kernel's shape (move_staged, move_tiled): depth-side pixels per tile,
+    row pitch and size in words; move_tiled's contiguous run in bytes; source vectors per
+    invocation; move_staged's units per invocation, whether its depth side goes through the tile,
+    and whether its 16-byte vectors move to and from the tile with rotated words (ROTATE)."""
+    pixels: int = 0
+    pitch: int = 0
+    words: int = 1
+    unit_bytes: int = 4
+    loads: int = 1
+    unit_loads: int = 1
+    depth_tile: bool = False
+    rotate: bool = False
 
 
 def _widest_vector(need_bytes, element_bytes: int) -> Optional[int]:
@@ -215,19 +237,19 @@ class _DepthSpaceDesc:
             total //= b * b
         return self._nhwc_launch(vec, int(blocks), 0, total)
 
-    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile=(0, 0, 1), unit=(4, 1, 1, 0),
+    def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile: Optional[_Tile] = None,
                      local_size=256) -> Kernel:
-        """tile: move_staged's or move_tiled's pixels per tile, row pitch and tile size in words;
-        unit: move_tiled's contiguous run in bytes, both kernels' source vectors per invocation,
-        move_staged's units per invocation and whether its depth side goes through the tile."""
+        """tile: move_staged's or move_tiled's tile (_Tile), none for the other kernels."""
         inp, out = self.input_tensor, self.output_tensor
         n, oc, oh, ow = out.sizes
         _, ic, ih, iw = inp.sizes
+        t = tile or _Tile()
         return Kernel(shader="depth_space_nhwc",
                       spec=(inp.element_bytes, self.block_size, int(self.depth_to_space), int(self._order), vec,
-                            blocks, seg, tile[2]) + unit,
-                      push=(n, oh, ow, oc, n, ih, iw, ic) + _pixel_strides(out.effective_strides) + (tile[0],)
-                      + _pixel_strides(inp.effective_strides) + (tile[1],),
+                            blocks, seg, t.words, t.unit_bytes, t.loads, t.unit_loads, int(t.depth_tile),
+                            int(t.rotate)),
+                      push=(n, oh, ow, oc, n, ih, iw, ic) + _pixel_strides(out.effective_strides) + (t.pixels,)
+                      + _pixel_strides(inp.effective_strides) + (t.pitch,),
                       count=count, slots=(0, 1), local_size=local_size)
 
     def _tiled(self) -> Optional[Kernel]:
@@ -264,7 +286,7 @@ class _DepthSpaceDesc:
         row_words = xt * cd * eb // 4 // rows
         loads = -(-rows * row_words * 4 // vec // TILED_LOCAL)
         count = n * hd * -(-wd // xt) * TILED_LOCAL
-        return self._nhwc_launch(vec, 3, 0, count, (xt, row_words, rows * row_words), (unit, loads, 1, 0), TILED_LOCAL)
+        return self._nhwc_launch(vec, 3, 0, count, _Tile(xt, row_words, rows * row_words, unit, loads), TILED_LOCAL)
 
     def _tiles_win(self, packed_w: bool, vec: Optional[int]) -> bool:
         """Where move_tiled measured faster than the direct channel-last kernels on an H200 (64 MiB,
@@ -301,8 +323,13 @@ class _DepthSpaceDesc:
                 or cd * eb * (1 + depth_tile) > TILED_MAX_BYTES):
             return None
         n, _, hd, wd = depth.sizes
-        # a power of two of pixels: about STAGED_TILE_BYTES, at least one
+        # a power of two of pixels: about STAGED_TILE_BYTES, at least one; with an odd B at least
+        # a unit (a space-side word's channels) an invocation (STAGED_FILL)
         xt = 1 << max(0, (STAGED_TILE_BYTES // (cd * eb)).bit_length() - 1)
+        if STAGED_FILL and depth_tile:
+            fill = -(-STAGED_LOCAL * 4 // (cs * eb))
+            if (b * fill * cs + fill * cd) * eb + 4 * b <= TILED_MAX_BYTES:
+                xt = max(xt, fill)
         xt = min(xt, 1 << max(0, (wd - 1).bit_length()))
         need = [x * eb for x in (sst[0], sst[2], dst[0], dst[2], xt * b * cs, wd * b * cs)]
         if depth_tile:      # the depth side's pixels as rows where they abut, else one by one
@@ -313,12 +340,15 @@ class _DepthSpaceDesc:
         if vec is None:
             return None
         row_words = xt * b * cs * eb // 4
-        pitch = row_words + 1 - row_words % 2
+        # rows whole vectors apart where the vectors' words rotate (STAGED_ROTATE, even B), else
+        # an odd number of words apart: each the faster on an H200
+        rotate = STAGED_ROTATE and not depth_tile and vec == 16
+        pitch = row_words if rotate else row_words + 1 - row_words % 2
         loads = -(-b * row_words * 4 // vec // STAGED_LOCAL)
         unit_loads = -(-xt * cs * eb // 4 // STAGED_LOCAL)
         words = b * pitch + depth_tile * xt * cd * eb // 4
-        return self._nhwc_launch(vec, 2, 0, n * hd * -(-wd // xt) * STAGED_LOCAL, (xt, pitch, words),
-                                 (4, loads, unit_loads, depth_tile), STAGED_LOCAL)
+        tile = _Tile(xt, pitch, words, 4, loads, unit_loads, bool(depth_tile), rotate)
+        return self._nhwc_launch(vec, 2, 0, n * hd * -(-wd // xt) * STAGED_LOCAL, tile, STAGED_LOCAL)
 
     def _staged_wins(self) -> bool:
         """Where move_staged measured faster on an H200 than the other channel-last paths (64 MiB,
@@ -326,10 +356,11 @@ class _DepthSpaceDesc:
         units of 2 or 4 space-side words): 1-byte elements (B = 2: depth-to-space 98 % of copy
         against 76 % with 8 KiB tiles and loads one after another, space-to-depth 94 % against
         84 %; B = 4 space-to-depth 78 % against 70 %; B = 3 space-to-depth 54 % with the depth
-        side in the tile, 43 % without, 36 % with element gathers) but for odd-B depth-to-space
-        (uint8 B = 3 58 % against move_blocks' 77 %), and 2-byte elements with B = 2 (98 / 94 %
-        against 97 / 89 %) or depth-to-space with B = 4 (88 % against 62 %); its element-wise
-        transposes lost elsewhere (float16 B = 3: 62 / 59 % against element gathers' 77 / 77 %,
+        side in the tile, 43 % without, 36 % with element gathers; 66 % now, see STAGED_FILL) but
+        for odd-B depth-to-space (uint8 B = 3 58 % against move_blocks' 77 %; 66 % against 78 %
+        with filled tiles), and 2-byte elements with B = 2 (98 / 94 % against 97 / 89 %) or
+        depth-to-space with B = 4 (88 % against 62 %); its element-wise transposes lost elsewhere
+        (float16 B = 3: 62 / 59 % against element gathers' 77 / 77 %, 67 / 67 % with filled tiles;
         B = 4 space-to-depth 78 % against 91 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         if eb == 1:

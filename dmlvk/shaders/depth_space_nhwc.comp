@@ -229,13 +229,28 @@ uint pixel_offset(uint e, uint pixel_stride, uint channels) {
     return pixel_stride == channels ? e : (e / channels) * pixel_stride + e % channels;
 }
 
+// The tile's vectors move to and from it as words, 4 to a bank where each invocation takes its
+// vector's words in order. With ROTATE (16-byte vectors) each group of 8 neighbouring invocations
+// starts at another word of its vector, so that the 32 invocations of a word access fall into 32
+// banks, at the cost of selects and an address a word.
+layout(constant_id = 13) const uint ROTATE = 0;
+
+uint bank_rotation() {
+    return ROTATE != 0 && VEC_WORDS == 4 ? (gl_LocalInvocationID.x >> 3) & 3u : 0u;
+}
+
+// q with its words rotated: word w of the result is word (w + r) % 4 of q.
+uvec4 rotate_words(uvec4 q, uint r) {
+    return r == 0 ? q : r == 1 ? q.yzwx : r == 2 ? q.zwxy : q.wxyz;
+}
+
 // `rows` rows of pixels in memory (the first element of row r at first + r * row_stride), row_vecs
 // whole vectors each, into the tile from word `at`, rows `pitch` words apart and without the gaps
 // between pixels: neighbouring invocations on neighbouring vectors, every load of an invocation in
 // flight before the first reaches the tile (at most LOADS an invocation).
 void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
                 uint at, uint pitch) {
-    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
+    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x, rot = bank_rotation();
     uvec4 vecs[LOADS];
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
         uint i = lid + k * L;
@@ -245,7 +260,8 @@ void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint 
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
         uint i = lid + k * L, w0 = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
         if (i < rows * row_vecs) {
-            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[w0 + w] = vecs[k][w];
+            uvec4 q = rotate_words(vecs[k], rot);
+            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[w0 + ((w + rot) & 3u)] = q[w];
         }
     }
 }
@@ -253,11 +269,14 @@ void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint 
 // stage_rows the other way round: the tile's rows to memory, whole vectors.
 void unstage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
                   uint at, uint pitch) {
+    uint rot = bank_rotation();
     for (uint i = gl_LocalInvocationID.x; i < rows * row_vecs; i += gl_WorkGroupSize.x) {
         uint r = i / row_vecs, j = i % row_vecs, f = at + r * pitch + j * VEC_WORDS;
+        uvec4 q = uvec4(0);
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) q[w] = tile[f + ((w + rot) & 3u)];
+        q = rotate_words(q, (4u - rot) & 3u);
         store_vec(first + r * row_stride + pixel_offset(j * VEC_ELEMS, pixel_stride, channels),
-                  uint[4](tile[f], VEC_WORDS > 1 ? tile[f + 1] : 0, VEC_WORDS > 2 ? tile[f + 2] : 0,
-                          VEC_WORDS > 3 ? tile[f + 3] : 0));
+                  uint[4](q.x, q.y, q.z, q.w));
     }
 }
 
@@ -293,9 +312,10 @@ void unit_to_depth(uint a[BB], out uint b[BB]) {
 
 // COLUMN_ROW_DEPTH of 1- or 2-byte elements, BLOCKS = 2, through shared memory: workgroup `wg`
 // moves XT depth-side pixels (n, Y, X0..) of one row and the BLOCK space-side row segments of
-// BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH words apart, an
-// odd count) and move to or from memory as whole vectors, neighbouring invocations on neighbouring
-// vectors, every load of an invocation in flight at once. Between tile and depth side each
+// BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH words apart: an
+// odd count, or whole vectors with ROTATE) and move to or from memory as whole vectors,
+// neighbouring invocations on neighbouring vectors, every load of an invocation in flight at once.
+// Between tile and depth side each
 // invocation moves units (unit_to_space), whose BLOCK^2 depth-side words are contiguous: straight
 // to or from memory, or with DEPTH_TILE (odd BLOCK, whose units are not whole vectors) through a
 // second part of the tile, the depth side's XT pixels, which moves as whole vectors too.
