@@ -26,6 +26,7 @@ _PARAMS = 10      # the operator's own buffer of host-computed requantization pa
 _CPU_FILTER = 11   # the CPU path's scratch: the filter packed by qconv_pack_filter_cpu.comp
 _XP, _WP, _PART = 11, 12, 13  # the cooperative-matrix path's scratch: the repacked input and filter,
                                # and split-K partials
+_WP_SCRATCH = _WP - _XP       # the repacked filter's place among the scratch Buffers
 _NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
           "Bias", "OutputScale", "OutputZeroPoint", "Output")
 
@@ -497,10 +498,12 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         owned = lambda t: t is None or bool(t.flags & TensorFlags.OWNED_BY_DML)
         t = desc.tensors()
         self._filter_packing = None
-        if (len(kernels) > 1 and kernels[1].shader == "qconv_pack_filter" and t[FILTER] is not None
-                and all(owned(t[s]) for s in (FILTER, INPUT_ZP, FILTER_ZP))):
-            self._filter_packing, self._packed_filter_bytes = kernels[1], scratch[1]
-            kernels, scratch = [kernels[0]] + kernels[2:], (scratch[0], 4) + tuple(scratch[2:])
+        packing = next((k for k in kernels if k.shader == "qconv_pack_filter"), None)
+        if packing is not None and t[FILTER] is not None and all(owned(t[s]) for s in (FILTER, INPUT_ZP, FILTER_ZP)):
+            w = _WP_SCRATCH         # its scratch Buffer, made at initialize instead
+            self._filter_packing, self._packed_filter_bytes = packing, scratch[w]
+            kernels = [k for k in kernels if k is not packing]
+            scratch = tuple(scratch[:w]) + (4,) + tuple(scratch[w + 1:])
         self._packed_filter = None
         super().__init__(device, desc, t[:OUTPUT], [desc.output_tensor], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
@@ -523,7 +526,7 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         bufs = super()._scratch(state)
         if self._filter_packing is None:
             return bufs
-        return [bufs[0], self._packed_filter] + bufs[2:]
+        return bufs[:_WP_SCRATCH] + [self._packed_filter] + bufs[_WP_SCRATCH + 1:]
 
     def _values(self, srcs: dict, slot: int, default) -> np.ndarray:
         d = self.input_descs[slot]
