@@ -344,7 +344,7 @@ class _DepthSpaceDesc:
         # an odd number of words apart: each the faster on an H200
         rotate = STAGED_ROTATE and not depth_tile and vec == 16
         pitch = row_words if rotate else row_words + 1 - row_words % 2
-        loads = -(-b * row_words * 4 // vec // STAGED_LOCAL)
+        loads = -(-b * row_words * 4 // vec // STAGED_LOCAL)      # the depth side's tile holds as many
         unit_loads = -(-xt * cs * eb // 4 // STAGED_LOCAL)
         words = b * pitch + depth_tile * xt * cd * eb // 4
         tile = _Tile(xt, pitch, words, 4, loads, unit_loads, bool(depth_tile), rotate)

@@ -266,11 +266,32 @@ void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint 
     }
 }
 
-// stage_rows the other way round: the tile's rows to memory, whole vectors.
+// stage_rows the other way round: the tile's rows to memory, whole vectors. With `all_at_once`
+// (at most LOADS vectors an invocation) every tile read of an invocation comes before its first
+// store: on an H200 faster for move_staged's depth-side tile (uint8 B = 3 space-to-depth 70 % of
+// copy against 66 %), slower for its space-side rows (uint8 B = 2 depth-to-space 90 % against 97 %).
 void unstage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
-                  uint at, uint pitch) {
-    uint rot = bank_rotation();
-    for (uint i = gl_LocalInvocationID.x; i < rows * row_vecs; i += gl_WorkGroupSize.x) {
+                  uint at, uint pitch, bool all_at_once) {
+    uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x, rot = bank_rotation();
+    if (all_at_once) {
+        uvec4 vecs[LOADS];
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L, f = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
+            vecs[k] = uvec4(0);
+            if (i < rows * row_vecs) {
+                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) vecs[k][w] = tile[f + ((w + rot) & 3u)];
+            }
+        }
+        [[unroll]] for (uint k = 0; k < LOADS; ++k) {
+            uint i = lid + k * L;
+            uvec4 q = rotate_words(vecs[k], (4u - rot) & 3u);
+            if (i < rows * row_vecs)
+                store_vec(first + (i / row_vecs) * row_stride + pixel_offset((i % row_vecs) * VEC_ELEMS, pixel_stride, channels),
+                          uint[4](q.x, q.y, q.z, q.w));
+        }
+        return;
+    }
+    for (uint i = lid; i < rows * row_vecs; i += L) {
         uint r = i / row_vecs, j = i % row_vecs, f = at + r * pitch + j * VEC_WORDS;
         uvec4 q = uvec4(0);
         [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) q[w] = tile[f + ((w + rot) & 3u)];
@@ -383,11 +404,11 @@ void move_staged(uint wg) {
     }
     if (D2S == 0 && DEPTH_TILE != 0) {
         barrier();
-        unstage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0);
+        unstage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0, true);
     }
     if (D2S != 0) {
         barrier();
-        unstage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH);
+        unstage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH, false);
     }
 }
 
