@@ -28,7 +28,7 @@ ROWS_CHUNKS = 1
 # 66 % of copy, against 54 % with 2 KiB tiles that left half the invocations idle; with an even B
 # it lost 2 points); with an even B and 16-byte vectors, words rotated between tile and memory
 # (uint8 B = 4 space-to-depth 82 % against 79 %, float16 B = 4 depth-to-space 90 / 91 % against
-# 87 / 88 %; with an odd B it lost 7 points, in move_tiled 1-8)
+# 87 / 88 %; the same rotation lost 7 points with an odd B, and 1-8 in move_tiled)
 STAGED = True
 STAGED_TILE_BYTES = 2048
 STAGED_LOCAL = 64

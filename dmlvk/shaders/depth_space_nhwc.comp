@@ -336,10 +336,10 @@ void unit_to_depth(uint a[BB], out uint b[BB]) {
 // BLOCK*XT abutting pixels they correspond to, which live in the tile (rows PITCH words apart: an
 // odd count, or whole vectors with ROTATE) and move to or from memory as whole vectors,
 // neighbouring invocations on neighbouring vectors, every load of an invocation in flight at once.
-// Between tile and depth side each
-// invocation moves units (unit_to_space), whose BLOCK^2 depth-side words are contiguous: straight
-// to or from memory, or with DEPTH_TILE (odd BLOCK, whose units are not whole vectors) through a
-// second part of the tile, the depth side's XT pixels, which moves as whole vectors too.
+// Between tile and depth side each invocation moves units (unit_to_space), whose BLOCK^2
+// depth-side words are contiguous: straight to or from memory, or with DEPTH_TILE (odd BLOCK,
+// whose units are not whole vectors) through a second part of the tile, the depth side's XT
+// pixels, which moves as whole vectors too.
 void move_staged(uint wg) {
     uint XT = p.out_strides.w, PITCH = p.in_strides.w;
     uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
