@@ -24,15 +24,15 @@ ROWS_LOCAL = 256
 ROWS_CHUNKS = 1
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
 # the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
-# with an odd B, tiles wide enough for a unit an invocation (on an H200 uint8 B = 3 space-to-depth
-# 66 % of copy, against 54 % with 2 KiB tiles that left half the invocations idle; with an even B
-# it lost 2 points); with an even B and 16-byte vectors, words rotated between tile and memory
+# with an odd B, tiles wide enough for STAGED_FILL units an invocation (on an H200 uint8 B = 3
+# space-to-depth 66 % of copy with one, against 54 % with 2 KiB tiles that left half the
+# invocations idle, 62 / 49 % with 2 / 3; with an even B it lost 2 points); with an even B and 16-byte vectors, words rotated between tile and memory
 # (uint8 B = 4 space-to-depth 82 % against 79 %, float16 B = 4 depth-to-space 90 / 91 % against
 # 87 / 88 %; the same rotation lost 7 points with an odd B, and 1-8 in move_tiled)
 STAGED = True
 STAGED_TILE_BYTES = 2048
 STAGED_LOCAL = 64
-STAGED_FILL = True
+STAGED_FILL = 1
 STAGED_ROTATE = True
 # Channel-last tiles gathered from shared memory (_tiled): whether the path is taken where it
 # measured faster (_tiles_win), the tile's size and its invocations
@@ -324,10 +324,10 @@ class _DepthSpaceDesc:
             return None
         n, _, hd, wd = depth.sizes
         # a power of two of pixels: about STAGED_TILE_BYTES, at least one; with an odd B at least
-        # a unit (a space-side word's channels) an invocation (STAGED_FILL)
+        # STAGED_FILL units (a space-side word's channels) an invocation
         xt = 1 << max(0, (STAGED_TILE_BYTES // (cd * eb)).bit_length() - 1)
         if STAGED_FILL and depth_tile:
-            fill = -(-STAGED_LOCAL * 4 // (cs * eb))
+            fill = -(-STAGED_LOCAL * STAGED_FILL * 4 // (cs * eb))
             if (b * fill * cs + fill * cd) * eb + 4 * b <= TILED_MAX_BYTES:
                 xt = max(xt, fill)
         xt = min(xt, 1 << max(0, (wd - 1).bit_length()))
