@@ -360,7 +360,7 @@ class _DepthSpaceDesc:
         for odd-B depth-to-space (uint8 B = 3 58 % against move_blocks' 77 %; 66 % against 78 %
         with filled tiles), and 2-byte elements with B = 2 (98 / 94 % against 97 / 89 %) or
         depth-to-space with B = 4 (88 % against 62 %); its element-wise transposes lost elsewhere
-        (float16 B = 3: 62 / 59 % against element gathers' 77 / 77 %, 67 / 67 % with filled tiles;
+        (float16 B = 3: 62 / 59 % against element gathers' 77 / 77 %, 67 / 73 % with filled tiles;
         B = 4 space-to-depth 78 % against 91 %)."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         if eb == 1:
