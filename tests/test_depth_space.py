@@ -595,12 +595,12 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
     segments) on every channel-last case it can take, forced: both operators, both orders, B = 2-4,
     space-side channels that fill whole vectors or not, rows of one tile, of several with a partial
     last one, packed and with gaps after pixels, rows and images; against the reference, gaps
-    intact."""
+    intact. Depth-to-space of 4-byte elements from pixels of 2^k >= 32 words swizzles the tile."""
     from dmlvk.ops import depth_space as ds
     monkeypatch.setattr(ds._DepthSpaceDesc, "_tiles_win", lambda self, packed_w, vec: True)
     monkeypatch.setattr(ds, "STAGED", False)
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.INT64}[eb]
-    taken = ragged = 0
+    taken = ragged = swizzled = 0
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
         d2s = desc_cls is dmlvk.DepthToSpace1Desc
         for order in ORDERS:
@@ -619,8 +619,12 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
                             taken += 1
                             ragged += wd % k.push[11] != 0 and wd > k.push[11]
                             assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.TILED_MAX_BYTES, k
+                            words = cs * b * b * eb // 4
+                            swizzle = d2s and eb == 4 and k.spec[4] == 16 and words >= 32 and words & (words - 1) == 0
+                            assert k.spec[13] == (words.bit_length() - 1 if swizzle else 0), k
+                            swizzled += swizzle
                             run_case(device, rng, desc_cls, dt, b, order, *strides, shape=shape)
-    assert taken >= 90 and ragged >= 20, (taken, ragged)
+    assert taken >= 90 and ragged >= 20 and swizzled == (24 if eb == 4 else 0), (taken, ragged, swizzled)
 
 
 def test_channel_last_tiles_where_they_win(device):

@@ -234,6 +234,14 @@ uint pixel_offset(uint e, uint pixel_stride, uint channels) {
 // starts at another word of its vector, so that the 32 invocations of a word access fall into 32
 // banks, at the cost of selects and an address a word.
 layout(constant_id = 13) const uint ROTATE = 0;
+// move_tiled with one source row of pixels of 2^SWIZZLE words (SWIZZLE >= 5; 0: off): pixel p's
+// 16-byte vectors trade places within their 128-byte blocks (an XOR with p % 8), so that gathers at
+// the same place of 8 neighbouring pixels fall into different banks
+layout(constant_id = 14) const uint SWIZZLE = 0;
+
+uint swizzle(uint w) {
+    return w ^ (((w >> SWIZZLE) & 7u) << 2);
+}
 
 uint bank_rotation() {
     return ROTATE != 0 && VEC_WORDS == 4 ? (gl_LocalInvocationID.x >> 3) & 3u : 0u;
@@ -249,7 +257,7 @@ uvec4 rotate_words(uvec4 q, uint r) {
 // between pixels: neighbouring invocations on neighbouring vectors, every load of an invocation in
 // flight before the first reaches the tile (at most LOADS an invocation).
 void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
-                uint at, uint pitch) {
+                uint at, uint pitch, bool swizzled) {
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x, rot = bank_rotation();
     uvec4 vecs[LOADS];
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
@@ -259,6 +267,7 @@ void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint 
     }
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
         uint i = lid + k * L, w0 = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
+        if (swizzled) w0 = swizzle(w0);
         if (i < rows * row_vecs) {
             uvec4 q = rotate_words(vecs[k], rot);
             [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[w0 + ((w + rot) & 3u)] = q[w];
@@ -356,11 +365,11 @@ void move_staged(uint wg) {
     uint depth0 = n * ds.x + Y * ds.y + X0 * ds.z, cd = dd.w;
     uint DT0 = BLOCK * PITCH, dvecs = xt * cd / VEC_ELEMS;        // the depth side's part of the tile
     if (D2S != 0 && DEPTH_TILE != 0) {
-        stage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0);
+        stage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0, false);
         barrier();
     }
     if (D2S == 0) {
-        stage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH);
+        stage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH, false);
         barrier();
     }
     uint a[UNIT_LOADS][BB];
@@ -447,7 +456,7 @@ void move_tiled(uint wg) {
     uint s_vecs = xt * cd / s_rows / VEC_ELEMS, d_vecs = xt * cd / d_rows / VEC_ELEMS;
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
 
-    stage_rows(s0, s_rows, s_rs, s_ps, s_c, s_vecs, 0, PITCH);
+    stage_rows(s0, s_rows, s_rs, s_ps, s_c, s_vecs, 0, PITCH, SWIZZLE != 0);
     barrier();
     for (uint i = lid; i < d_rows * d_vecs; i += L) {
         uint r = i / d_vecs, e = (i % d_vecs) * VEC_ELEMS;
@@ -465,12 +474,12 @@ void move_tiled(uint wg) {
                 sr = pos / BLOCK;
                 se = (q * BLOCK + pos % BLOCK) * cs + c;
             }
-            uint byte = se * ELEM_BYTES;
+            uint byte = se * ELEM_BYTES, at = sr * PITCH + byte / 4;
             if (UNIT_BYTES >= 4) {
                 [[unroll]] for (uint k = 0; k < UNIT_BYTES / 4; ++k)
-                    words[u * UNIT_BYTES / 4 + k] = tile[sr * PITCH + byte / 4 + k];
+                    words[u * UNIT_BYTES / 4 + k] = tile[SWIZZLE != 0 ? swizzle(at + k) : at + k];
             } else {
-                uint bits = bitfieldExtract(tile[sr * PITCH + byte / 4], int(8 * (byte % 4)), int(UNIT_BITS));
+                uint bits = bitfieldExtract(tile[SWIZZLE != 0 ? swizzle(at) : at], int(8 * (byte % 4)), int(UNIT_BITS));
                 uint w = u * UNIT_BYTES / 4;
                 words[w] = bitfieldInsert(words[w], bits, int(8 * (u * UNIT_BYTES % 4)), int(UNIT_BITS));
             }
