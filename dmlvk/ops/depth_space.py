@@ -308,8 +308,9 @@ class _DepthSpaceDesc:
         (float32 80 % of copy against 70-73 %, uint8 COLUMN_ROW_DEPTH 38 % against 25 %);
         DEPTH_COLUMN_ROW runs narrower than 16-byte vectors (uint8 B = 3: 94 % against 78 %,
         space-to-depth 88 % against 75 %); COLUMN_ROW_DEPTH depth-to-space of 4- and 8-byte
-        elements (float32 B = 3 / 4: 91 / 86 % against 76 / 80 %, float64 B = 2 / 3 / 4: 98 / 92 /
-        98 % against 93 / 83 / 88 %) but for float32 B = 2 (86 % against move_blocks' 96 %).
+        elements (float32 B = 3 / 4: 91 / 86 % against 76 / 80 %, B = 4 91 % with TILED_SWIZZLE;
+        float64 B = 2 / 3 / 4: 98 / 92 / 98 % against 93 / 83 / 88 %) but for float32 B = 2 (86 %
+        against move_blocks' 96 %).
         Elsewhere the direct kernels were faster: sub-word COLUMN_ROW_DEPTH elements gather from the
         tile element by element (uint8 38-43 %, float16 41-66 %), and the rest of space-to-depth
         reaches 93-98 % without a tile."""
