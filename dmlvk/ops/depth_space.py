@@ -26,9 +26,10 @@ ROWS_CHUNKS = 1
 # the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
 # with an odd B, tiles wide enough for STAGED_FILL units an invocation (on an H200 uint8 B = 3
 # space-to-depth 66 % of copy with one, against 54 % with 2 KiB tiles that left half the
-# invocations idle, 62 / 49 % with 2 / 3; with an even B it lost 2 points); with an even B and 16-byte vectors, words rotated between tile and memory
-# (uint8 B = 4 space-to-depth 82 % against 79 %, float16 B = 4 depth-to-space 90 / 91 % against
-# 87 / 88 %; the same rotation lost 7 points with an odd B, and 1-8 in move_tiled)
+# invocations idle, 62 / 49 % with 2 / 3; with an even B it lost 2 points); with an even B and
+# 16-byte vectors, words rotated between tile and memory (uint8 B = 4 space-to-depth 82 % against
+# 79 %, float16 B = 4 depth-to-space 90 / 91 % against 87 / 88 %; the same rotation lost 7 points
+# with an odd B, and 1-8 in move_tiled)
 STAGED = True
 STAGED_TILE_BYTES = 2048
 STAGED_LOCAL = 64
@@ -294,12 +295,13 @@ class _DepthSpaceDesc:
         row_words = xt * cd * eb // 4 // rows
         loads = -(-rows * row_words * 4 // vec // TILED_LOCAL)
         count = n * hd * -(-wd // xt) * TILED_LOCAL
-        # depth-to-space of 4-byte elements from pixels of 2^k >= 32 words: the tile swizzled (SWIZZLE)
+        # depth-to-space of 4-byte elements from pixels of 2^k >= 32 words: the tile swizzled
+        # (SWIZZLE = k)
         pixel_words = cd * eb // 4
         swizzle = (pixel_words.bit_length() - 1 if TILED_SWIZZLE and self.depth_to_space and eb == 4
                    and vec == 16 and pixel_words >= 32 and pixel_words & (pixel_words - 1) == 0 else 0)
-        return self._nhwc_launch(vec, 3, 0, count, _Tile(xt, row_words, rows * row_words, unit, loads, swizzle=swizzle),
-                                 TILED_LOCAL)
+        tile = _Tile(xt, row_words, rows * row_words, unit, loads, swizzle=swizzle)
+        return self._nhwc_launch(vec, 3, 0, count, tile, TILED_LOCAL)
 
     def _tiles_win(self, packed_w: bool, vec: Optional[int]) -> bool:
         """Where move_tiled measured faster than the direct channel-last kernels on an H200 (64 MiB,
@@ -325,8 +327,8 @@ class _DepthSpaceDesc:
         """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels, through
         shared memory (move_staged): tiles of XT depth-side pixels of a row, about
         STAGED_TILE_BYTES, at least one pixel, up to TILED_MAX_BYTES in all (with an odd B, whose
-        units are not whole vectors, the depth side's pixels go through the tile too); or None where the vectors would not be whole and
-        aligned, and where _staged_wins says no."""
+        units are not whole vectors, the depth side's pixels go through the tile too); or None
+        where the vectors would not be whole and aligned, and where _staged_wins says no."""
         eb, b = self.input_tensor.element_bytes, self.block_size
         depth, space = self._sides()
         dst, sst = depth.effective_strides, space.effective_strides
