@@ -153,6 +153,28 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         assert k.shader.startswith("qlinear_conv_depthwise")
 
 
+@pytest.fixture(params=["float32", "dot"])
+def products(request, device, monkeypatch):
+    """The rows kernel's two ways to multiply, on any device that has both: float32 products, or
+    packed 4 x 8-bit dot products (lavapipe has them but does not choose them: forced here)."""
+    from dmlvk.ops import quantized_conv
+    if request.param == "dot":
+        if not device.capabilities.integer_dot_product:
+            pytest.skip("the device has no packed integer dot products")
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_DOT_ON_CPU", True)
+    else:
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_DOT", False)
+    device._operators.clear()
+    yield request.param
+    device._operators.clear()
+
+
+def multiplied_as(k, products, kw, dil_w):
+    """Whether rows kernel k multiplies as `products` asks: dot products wherever they apply
+    (filters at most 4 taps wide, horizontal dilation 1), float32 products otherwise."""
+    return (("DOT", 1) in k.defines) == (products == "dot" and kw <= 4 and dil_w == 1)
+
+
 def word_row_window(rng, kernel, pad_hi, size_hi):
     """Random dilations, strides, pads and an input size of whole-word rows for a kernel of
     `kernel` taps, or None where the output width is not a positive multiple of 4."""
@@ -171,7 +193,7 @@ def word_row_window(rng, kernel, pad_hi, size_hi):
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
                                    (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_depthwise_rows_kernel_is_exact(device, rng, types):
+def test_depthwise_rows_kernel_is_exact(device, rng, types, products):
     """qlinear_conv_depthwise_rows.comp (word-aligned rows, OW a multiple of 4) on random layers:
     filter sizes, strides, dilations and paddings (every window shift), per-channel and shared
     zero points, batches; rows of several invocations with a partial last one; against the
@@ -185,7 +207,7 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
         dil, st, pads, h, w = window
         c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
         k = depthwise_case(device, rng, types, n, c, h, w, kernel, st, dil, pads, done % 2, done % 3 == 0)
-        assert k.shader == "qlinear_conv_depthwise_rows", k
+        assert k.shader == "qlinear_conv_depthwise_rows" and multiplied_as(k, products, kernel[1], dil[1]), k
         shifts.add(k.spec[8])
         done += 1
     assert len(shifts) >= 3
@@ -194,7 +216,7 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types):
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
                                    (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch):
+def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch, products):
     """With vertical stride and dilation 1 the rows kernel's invocations walk down several output
     rows (KH rows of sums rotating in registers): random depthwise and narrow-group layers, walking
     down every output row or down strips with a shorter last one, any horizontal stride, dilation
@@ -222,6 +244,7 @@ def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch):
                            done % 3 == 0, cg=cg, mg=mg)
         rows = -(-oh // strips)
         assert k.shader == "qlinear_conv_depthwise_rows" and k.spec[9] == 8 and k.spec[-1] == rows, k
+        assert multiplied_as(k, products, kernel[1], dil[1]), k
         whole += strips == 1
         ragged += oh % rows != 0
         done += 1
@@ -230,31 +253,35 @@ def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch):
 
 
 @pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
-def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk):
-    """The rows kernel's float32 sums at their limit, one output row an invocation and walking down
-    the rows: 64 taps of (255 - 0) * (-128 - 127) each (-4,161,600, just inside 2^22); biases that
-    bring the full windows' sums near 0 under a multiplier of 1; biases that make the int32 sum
-    wrap (a multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
+def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk, products):
+    """The rows kernel's sums at their limit, one output row an invocation and walking down the
+    rows, with either way to multiply: 64 taps of (255 - 0) * (-128 - 127) each (-4,161,600, just
+    inside 2^22; 8 x 8 taps, too wide for the dot products: 8 x 4 taps take them, and
+    test_narrow_groups_rows_kernel_limits has 64 products of 4 taps' width); biases that bring the
+    full windows' sums near 0 under a multiplier of 1; biases that make the int32 sum wrap (a
+    multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
     from dmlvk.ops import quantized_conv
     if walk:
         monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", 1)     # every row in one walk
         monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
     device._operators.clear()
-    for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (5, 13, "qlinear_conv_depthwise")):
+    for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (8, 4, "qlinear_conv_depthwise_rows"),
+                           (5, 13, "qlinear_conv_depthwise")):
         c = 3
         x = np.full((2, c, 12, 24), 255, np.uint8)
         wt = np.full((c, 1, kh, kw), -128, np.int8)
         wt[1, 0, 0, 0] = 5                 # channel 1's window sums: 255 * (127 - 5) = 33,915 less
         cases = ((np.array([0, 17, -9], np.int32), 1e-6, 128),
                  (255 * 255 * kh * kw + np.array([37, -33_915 - 50, 0], np.int32), 0.5, 128),
-                 (np.array([-(2**31), -(2**31) + 3_000_000, 2**31 - 1], np.int32), 5e-8, 0))
+                 (np.array([-(2**31), -(2**31) + 3_000_000, 2**31 - 1 - 3_000_000], np.int32), 5e-8, 0))
         for bias, w_scale, y_zp in cases:
             args = (x, 0.5, np.uint8(0), wt, np.float32(w_scale), np.int8(127), bias, 0.25, np.uint8(y_zp))
-            kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(2, 1 if kw == 8 else 2),
-                          group_count=c)      # OW = 20 or 16
+            kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2),
+                          end_padding=(2, {8: 1, 4: 1, 13: 2}[kw]), group_count=c)      # OW = 20, 24 or 16
             op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
             k = op_desc.plan(device.capabilities)[0][0]
             assert k.shader == shader and (shader != "qlinear_conv_depthwise_rows" or (k.spec[-1] > 1) == walk), k
+            assert shader != "qlinear_conv_depthwise_rows" or multiplied_as(k, products, kw, 1), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
             want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
             assert np.array_equal(got, want), (kh, kw, bias)
@@ -266,7 +293,7 @@ def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk):
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
                                    (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_narrow_groups_rows_kernel_is_exact(device, rng, types):
+def test_narrow_groups_rows_kernel_is_exact(device, rng, types, products):
     """Groups of 2-7 input channels (and 1-5 output channels) take the rows kernel too, looping over
     the group's input channels, up to 64 products an output: random layers as for depthwise ones,
     against the reference and onnxruntime."""
@@ -283,11 +310,11 @@ def test_narrow_groups_rows_kernel_is_exact(device, rng, types):
         groups, n = int(rng.integers(1, 6)), int(rng.integers(1, 3))
         k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
                            done % 3 == 0, cg=cg, mg=mg)
-        assert k.shader == "qlinear_conv_depthwise_rows", k
+        assert k.shader == "qlinear_conv_depthwise_rows" and multiplied_as(k, products, kernel[1], dil[1]), k
         done += 1
 
 
-def test_narrow_groups_rows_kernel_limits(device):
+def test_narrow_groups_rows_kernel_limits(device, products):
     """Narrow groups at the rows kernel's limit: 4 input channels x 4 x 4 taps = 64 products of
     (255 - 0) * (-128 - 127) each, exact; 4 x 17 = 68 products take another kernel; groups of
     8 input channels are not narrow."""
@@ -302,13 +329,61 @@ def test_narrow_groups_rows_kernel_limits(device):
         kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 8), end_padding=(2, end_w),
                       group_count=groups)
         op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-        shader = op_desc.plan(device.capabilities)[0][-1].shader
-        assert (shader == "qlinear_conv_depthwise_rows") == rows, (cg, kh, kw, shader)
+        k = op_desc.plan(device.capabilities)[0][-1]
+        assert (k.shader == "qlinear_conv_depthwise_rows") == rows, (cg, kh, kw, k.shader)
+        assert not rows or multiplied_as(k, products, kw, 1), k
         got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
         want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
         assert np.array_equal(got, want), (cg, kh, kw)
         inner = want[(want > 0) & (want < 255)]
         assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
+
+
+@pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
+def test_depthwise_rows_zero_points_and_biases(device, monkeypatch, walk, products):
+    """Every input/filter type pair, with filter zero points that the dot products' int8 shift
+    removes (0 for int8 filters, 128 for uint8 ones: no window sums) and others (window sums), input
+    zero points at 0 and at the extremes, biases below 2^22 (the exact float sum) and beyond
+    (float(a) of the wrapping int32 sum), signed and unsigned outputs, filters 1 to 4 taps wide and
+    strides 1 and 2, and two groups of 3 input channels: against the reference."""
+    from dmlvk.ops import quantized_conv
+    if walk:
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", 1)
+        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
+    device._operators.clear()
+    rng = np.random.default_rng(5)
+    cases = 0
+    for x_dt, w_dt in ((np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8), (np.int8, np.uint8)):
+        xi, wi = np.iinfo(x_dt), np.iinfo(w_dt)
+        shift = 0 if w_dt == np.int8 else 128
+        # (filter zero points, input zero point, |bias| range, output type and scale, taps, stride,
+        # input channels a group)
+        for wzps, xzp, (b_lo, b_hi), (y_dt, y_scale), (kh, kw), sw, cg in (
+                ([shift] * 4, xi.min, (0, 3000), (np.uint8, 0.4), (3, 3), 1, 1),
+                ([shift, shift + 1, wi.max, wi.min], xi.max, (0, 3000), (np.int8, 0.4), (2, 4), 1, 1),
+                ([wi.min, shift, shift, wi.max], 0, (2**22, 2**22 + 2**20), (np.uint8, 100.0), (3, 1), 2, 1),
+                ([shift] * 2, xi.max // 2, (2**22, 2**23), (np.int8, 100.0), (1, 2), 1, 3)):
+            groups = len(wzps)                     # one output channel a group
+            x = rng.integers(xi.min, xi.max + 1, (2, groups * cg, 9, 16), dtype=x_dt)
+            wt = rng.integers(wi.min, wi.max + 1, (groups, cg, kh, kw), dtype=w_dt)
+            bias = (rng.integers(b_lo, b_hi, groups) * np.resize([1, -1], groups)).astype(np.int32)
+            end_w = next(e for e in range(8) if ((16 + 1 + e - kw) // sw + 1) % 4 == 0)    # OW of whole words
+            kwargs = dict(strides=(1, sw), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, end_w),
+                          group_count=groups)
+            args = (x, np.float32(0.03), x_dt(xzp), wt, rng.uniform(0.001, 0.05, groups).astype(np.float32),
+                    np.array(wzps, w_dt), bias, np.float32(y_scale), y_dt(0 if y_dt == np.int8 else 128))
+            op_desc = quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+            k = op_desc.plan(device.capabilities)[0][0]
+            assert k.shader == "qlinear_conv_depthwise_rows" and (k.spec[-1] > 1) == walk, k
+            assert multiplied_as(k, products, kw, 1), k
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
+            want = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+            assert np.array_equal(got, want), (x_dt, w_dt, wzps, xzp, b_lo, kh, kw, sw, cg)
+            inner = want[(want > np.iinfo(y_dt).min) & (want < np.iinfo(y_dt).max)]
+            assert len(np.unique(inner)) >= 3, "a case that saturates everywhere tells nothing"
+            cases += 1
+    assert cases == 16
+    device._operators.clear()
 
 
 @pytest.mark.parametrize("out_kind", ["nhwc", "rows"])

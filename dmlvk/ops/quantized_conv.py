@@ -75,6 +75,12 @@ DEPTHWISE_ROW_MAX_TAPS = 64
 DEPTHWISE_WALK_OUTPUTS = 8
 DEPTHWISE_WALK_INVOCATIONS = 96 * 1024
 DEPTHWISE_WALK_ON_CPU = False
+# Where the device has packed 4 x 8-bit integer dot products (shaderIntegerDotProduct), filters
+# at most 4 taps wide with horizontal dilation 1 take one dot product an output and filter row
+# instead of KW float32 multiply-adds (DEPTHWISE_DOT). Not on CPU devices (DEPTHWISE_DOT_ON_CPU):
+# lavapipe runs them lane by lane, 2-2.5x slower than the float32 products.
+DEPTHWISE_DOT = True
+DEPTHWISE_DOT_ON_CPU = False
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -387,9 +393,9 @@ class QuantizedLinearConvolutionDesc:
         """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where
         the input and output rows are word aligned (also for narrow groups: fewer than
         COOPMAT_MIN_INPUT_CHANNELS input channels a group, at most DEPTHWISE_ROW_MAX_TAPS products
-        an output; walking down the output rows where DEPTHWISE_WALK_* allow it, on devices with
-        these capabilities, None: any), else, for depthwise layers, qlinear_conv_depthwise.comp
-        where its tile fits."""
+        an output; walking down the output rows where DEPTHWISE_WALK_* allow it; with packed dot
+        products where DEPTHWISE_DOT* allow it; on devices with these capabilities, None: any),
+        else, for depthwise layers, qlinear_conv_depthwise.comp where its tile fits."""
         geo = self.conv_params()
         m, cg, kh, kw = geo["filter"]
         depthwise = cg == 1 and m == self.group_count
@@ -404,7 +410,11 @@ class QuantizedLinearConvolutionDesc:
         strides = _as_4d(self.output_tensor.effective_strides, 0)
         whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
-        words = lambda o: (shift + (o - 1) * sw + (kw - 1) * dw + 4) // 4    # of a window row
+        dot = (DEPTHWISE_DOT and capabilities is not None and capabilities.integer_dot_product
+               and kw <= 4 and dw == 1 and not (capabilities.cpu_kernels and not DEPTHWISE_DOT_ON_CPU))
+        # Input columns of a window row: with dot products, each output's 4 bytes from its first tap.
+        columns = lambda o: (o - 1) * sw + (4 if dot else (kw - 1) * dw + 1)
+        words = lambda o: (shift + columns(o) + 3) // 4    # of a window row
         walk, rows = DEPTHWISE_WALK_OUTPUTS, 1
         on_cpu = capabilities is not None and capabilities.cpu_kernels and not DEPTHWISE_WALK_ON_CPU
         if ((sh, dh) == (1, 1) and not on_cpu and kh * walk <= 64
@@ -418,7 +428,8 @@ class QuantizedLinearConvolutionDesc:
             opt = next((o for o in (32, 16, 8, 4) if kh * words(o) <= DEPTHWISE_ROW_WORDS), None)
         if word_rows and whole_words and opt is not None and cg * kh * kw <= DEPTHWISE_ROW_MAX_TAPS:
             return Kernel(shader="qlinear_conv_depthwise_rows", spec=spec + (sw, dw, shift, opt, 0, cg, rows),
-                          push=push, count=n * m * -(-oh // rows) * -(-ow // opt), slots=slots, local_size=128)
+                          push=push, count=n * m * -(-oh // rows) * -(-ow // opt), slots=slots, local_size=128,
+                          defines=(("DOT", 1),) if dot else ())
         if not depthwise:
             return None
         th, tw = DEPTHWISE_TILE

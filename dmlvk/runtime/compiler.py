@@ -37,6 +37,7 @@ VARIANTS = (
     ("qlinear_conv_gemm", ()),
     ("qlinear_conv_depthwise", ()),
     ("qlinear_conv_depthwise_rows", ()),
+    ("qlinear_conv_depthwise_rows", (("DOT", 1),)),
     ("qconv_pack_filter_cpu", ()),
     ("qlinear_conv_cpu", ()),
     ("qconv_pack_input", ()),
