@@ -240,7 +240,7 @@ layout(constant_id = 13) const uint ROTATE = 0;
 layout(constant_id = 14) const uint SWIZZLE = 0;
 
 uint swizzle(uint w) {
-    return SWIZZLE == 0 ? w : w ^ (((w >> SWIZZLE) & 7u) << 2);
+    return w ^ (((w >> SWIZZLE) & 7u) << 2);
 }
 
 uint bank_rotation() {
@@ -252,44 +252,26 @@ uvec4 rotate_words(uvec4 q, uint r) {
     return r == 0 ? q : r == 1 ? q.yzwx : r == 2 ? q.zwxy : q.wxyz;
 }
 
-// Vector i of rows of row_vecs vectors of pixels: its first element in memory (row r from element
-// first + r * row_stride, pixels pixel_stride apart), and its first word in the tile (row r from
-// word at + r * pitch, pixels abutting).
-uint row_vec_elem(uint i, uint first, uint row_vecs, uint row_stride, uint pixel_stride, uint channels) {
-    return first + (i / row_vecs) * row_stride + pixel_offset((i % row_vecs) * VEC_ELEMS, pixel_stride, channels);
-}
-
-uint row_vec_word(uint i, uint row_vecs, uint at, uint pitch) {
-    return swizzle(at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS);
-}
-
-// The tile's vector at word f, as store_tile_vec left it.
-uvec4 tile_vec(uint f, uint rot) {
-    uvec4 q = uvec4(0);
-    [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) q[w] = tile[f + ((w + rot) & 3u)];
-    return rotate_words(q, (4u - rot) & 3u);
-}
-
-void store_tile_vec(uint f, uvec4 v, uint rot) {
-    uvec4 q = rotate_words(v, rot);
-    [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[f + ((w + rot) & 3u)] = q[w];
-}
-
 // `rows` rows of pixels in memory (the first element of row r at first + r * row_stride), row_vecs
 // whole vectors each, into the tile from word `at`, rows `pitch` words apart and without the gaps
 // between pixels: neighbouring invocations on neighbouring vectors, every load of an invocation in
 // flight before the first reaches the tile (at most LOADS an invocation).
 void stage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uint channels, uint row_vecs,
-                uint at, uint pitch) {
+                uint at, uint pitch, bool swizzled) {
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x, rot = bank_rotation();
     uvec4 vecs[LOADS];
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
         uint i = lid + k * L;
-        if (i < rows * row_vecs) vecs[k] = load_vec(row_vec_elem(i, first, row_vecs, row_stride, pixel_stride, channels));
+        uint e = (i % row_vecs) * VEC_ELEMS;
+        if (i < rows * row_vecs) vecs[k] = load_vec(first + (i / row_vecs) * row_stride + pixel_offset(e, pixel_stride, channels));
     }
     [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-        uint i = lid + k * L;
-        if (i < rows * row_vecs) store_tile_vec(row_vec_word(i, row_vecs, at, pitch), vecs[k], rot);
+        uint i = lid + k * L, w0 = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
+        if (swizzled) w0 = swizzle(w0);
+        if (i < rows * row_vecs) {
+            uvec4 q = rotate_words(vecs[k], rot);
+            [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) tile[w0 + ((w + rot) & 3u)] = q[w];
+        }
     }
 }
 
@@ -303,20 +285,28 @@ void unstage_rows(uint first, uint rows, uint row_stride, uint pixel_stride, uin
     if (all_at_once) {
         uvec4 vecs[LOADS];
         [[unroll]] for (uint k = 0; k < LOADS; ++k) {
-            uint i = lid + k * L;
-            vecs[k] = i < rows * row_vecs ? tile_vec(row_vec_word(i, row_vecs, at, pitch), rot) : uvec4(0);
+            uint i = lid + k * L, f = at + (i / row_vecs) * pitch + (i % row_vecs) * VEC_WORDS;
+            vecs[k] = uvec4(0);
+            if (i < rows * row_vecs) {
+                [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) vecs[k][w] = tile[f + ((w + rot) & 3u)];
+            }
         }
         [[unroll]] for (uint k = 0; k < LOADS; ++k) {
             uint i = lid + k * L;
+            uvec4 q = rotate_words(vecs[k], (4u - rot) & 3u);
             if (i < rows * row_vecs)
-                store_vec(row_vec_elem(i, first, row_vecs, row_stride, pixel_stride, channels),
-                          uint[4](vecs[k].x, vecs[k].y, vecs[k].z, vecs[k].w));
+                store_vec(first + (i / row_vecs) * row_stride + pixel_offset((i % row_vecs) * VEC_ELEMS, pixel_stride, channels),
+                          uint[4](q.x, q.y, q.z, q.w));
         }
         return;
     }
     for (uint i = lid; i < rows * row_vecs; i += L) {
-        uvec4 q = tile_vec(row_vec_word(i, row_vecs, at, pitch), rot);
-        store_vec(row_vec_elem(i, first, row_vecs, row_stride, pixel_stride, channels), uint[4](q.x, q.y, q.z, q.w));
+        uint r = i / row_vecs, j = i % row_vecs, f = at + r * pitch + j * VEC_WORDS;
+        uvec4 q = uvec4(0);
+        [[unroll]] for (uint w = 0; w < VEC_WORDS; ++w) q[w] = tile[f + ((w + rot) & 3u)];
+        q = rotate_words(q, (4u - rot) & 3u);
+        store_vec(first + r * row_stride + pixel_offset(j * VEC_ELEMS, pixel_stride, channels),
+                  uint[4](q.x, q.y, q.z, q.w));
     }
 }
 
@@ -375,11 +365,11 @@ void move_staged(uint wg) {
     uint depth0 = n * ds.x + Y * ds.y + X0 * ds.z, cd = dd.w;
     uint DT0 = BLOCK * PITCH, dvecs = xt * cd / VEC_ELEMS;        // the depth side's part of the tile
     if (D2S != 0 && DEPTH_TILE != 0) {
-        stage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0);
+        stage_rows(depth0, 1, 0, ds.z, cd, dvecs, DT0, 0, false);
         barrier();
     }
     if (D2S == 0) {
-        stage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH);
+        stage_rows(space0, BLOCK, ss.y, cs, cs, row_vecs, 0, PITCH, false);
         barrier();
     }
     uint a[UNIT_LOADS][BB];
@@ -466,7 +456,7 @@ void move_tiled(uint wg) {
     uint s_vecs = xt * cd / s_rows / VEC_ELEMS, d_vecs = xt * cd / d_rows / VEC_ELEMS;
     uint L = gl_WorkGroupSize.x, lid = gl_LocalInvocationID.x;
 
-    stage_rows(s0, s_rows, s_rs, s_ps, s_c, s_vecs, 0, PITCH);
+    stage_rows(s0, s_rows, s_rs, s_ps, s_c, s_vecs, 0, PITCH, SWIZZLE != 0);
     barrier();
     for (uint i = lid; i < d_rows * d_vecs; i += L) {
         uint r = i / d_vecs, e = (i % d_vecs) * VEC_ELEMS;
@@ -487,9 +477,9 @@ void move_tiled(uint wg) {
             uint byte = se * ELEM_BYTES, at = sr * PITCH + byte / 4;
             if (UNIT_BYTES >= 4) {
                 [[unroll]] for (uint k = 0; k < UNIT_BYTES / 4; ++k)
-                    words[u * UNIT_BYTES / 4 + k] = tile[swizzle(at + k)];
+                    words[u * UNIT_BYTES / 4 + k] = tile[SWIZZLE != 0 ? swizzle(at + k) : at + k];
             } else {
-                uint bits = bitfieldExtract(tile[swizzle(at)], int(8 * (byte % 4)), int(UNIT_BITS));
+                uint bits = bitfieldExtract(tile[SWIZZLE != 0 ? swizzle(at) : at], int(8 * (byte % 4)), int(UNIT_BITS));
                 uint w = u * UNIT_BYTES / 4;
                 words[w] = bitfieldInsert(words[w], bits, int(8 * (u * UNIT_BYTES % 4)), int(UNIT_BITS));
             }
