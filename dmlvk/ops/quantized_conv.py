@@ -410,13 +410,14 @@ class QuantizedLinearConvolutionDesc:
         strides = _as_4d(self.output_tensor.effective_strides, 0)
         whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
         shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
+        cpu = capabilities is not None and capabilities.cpu_kernels
         dot = (DEPTHWISE_DOT and capabilities is not None and capabilities.integer_dot_product
-               and kw <= 4 and dw == 1 and not (capabilities.cpu_kernels and not DEPTHWISE_DOT_ON_CPU))
+               and kw <= 4 and dw == 1 and (DEPTHWISE_DOT_ON_CPU or not cpu))
         # Input columns of a window row: with dot products, each output's 4 bytes from its first tap.
         columns = lambda o: (o - 1) * sw + (4 if dot else (kw - 1) * dw + 1)
         words = lambda o: (shift + columns(o) + 3) // 4    # of a window row
         walk, rows = DEPTHWISE_WALK_OUTPUTS, 1
-        on_cpu = capabilities is not None and capabilities.cpu_kernels and not DEPTHWISE_WALK_ON_CPU
+        on_cpu = cpu and not DEPTHWISE_WALK_ON_CPU
         if ((sh, dh) == (1, 1) and not on_cpu and kh * walk <= 64
                 and max(kh, 2 * cg) * words(walk) <= DEPTHWISE_ROW_WORDS):
             # walking: KH rows of sums, this input row's words and the next one's in registers
