@@ -252,6 +252,20 @@ def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch, products):
     assert whole and ragged, (whole, ragged)
 
 
+def test_kernel_numbers_from_numpy(device, rng, monkeypatch):
+    """A kernel whose counts come out of numpy arithmetic (here from a tuning constant set to a numpy
+    integer) runs like one of Python ints: numpy integers that reached Kompute as workgroup counts
+    crashed lavapipe's pipeline creation."""
+    from dmlvk.ops import quantized_conv
+    monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", np.int64(90))
+    monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
+    device._operators.clear()
+    k = depthwise_case(device, rng, (np.uint8, np.int8, np.uint8), 2, 5, 8, 72, (3, 4), (1, 1), (1, 2),
+                       ((1, 0), (2, 2)), 0, False)
+    assert k.spec[-1] > 1 and all(type(v) is int for v in k.spec + k.push + (k.count,)), k
+    device._operators.clear()
+
+
 @pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
 def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk, products):
     """The rows kernel's sums at their limit, one output row an invocation and walking down the

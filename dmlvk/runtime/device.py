@@ -65,6 +65,14 @@ class Kernel:
     local_size: int = 128
     defines: tuple = ()
 
+    def __post_init__(self):
+        # Python ints throughout (numpy integers reaching kp as workgroup counts crashed lavapipe's
+        # pipeline creation).
+        for name in ("spec", "push"):
+            object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
+        for name in ("count", "local_size"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
 
 _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
 _SPIN_DEFAULT = 0
