@@ -340,9 +340,11 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
     """Packed NHWC tensors take depth_space_nhwc.comp (whole 16/8/4-byte vectors of an output
     pixel's channels) where the channels split into such vectors, the general shader otherwise;
     both operators, both orders, B = 1-4, against the reference. COLUMN_ROW_DEPTH depth-to-space
-    of 1- and 2-byte elements with B = 3 moves 4-byte vectors of all block positions at once."""
+    of 1- and 2-byte elements with B = 3 moves 4-byte vectors of all block positions at once, or
+    takes depth_space_lanes.comp (uint8 with whole 8-byte row segments), as do uint8 space-to-depth
+    with B = 3 and COLUMN_ROW_DEPTH B = 4, and uint16 COLUMN_ROW_DEPTH space-to-depth with B = 3."""
     dt = {1: DataType.UINT8, 2: DataType.UINT16, 4: DataType.UINT32, 8: DataType.UINT64}[eb]
-    taken = odd_blocks = 0
+    taken = odd_blocks = lanes = 0
     for d2s in (True, False):
         for order in DepthSpaceOrder:
             for b in (1, 2, 3, 4):
@@ -355,10 +357,13 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     n2, c2, h2, w2 = cls(ind, ind, b, order).output_sizes(ishape)
                     desc = cls(ind, TensorDesc(dt, (n2, c2, h2, w2), (h2 * w2 * c2, 1, w2 * c2, c2)), b, order)
                     k = desc.kernel(device.capabilities)
-                    taken += k.shader == "depth_space_nhwc"
+                    taken += k.shader in ("depth_space_nhwc", "depth_space_lanes")
+                    lanes += k.shader == "depth_space_lanes"
                     if k.shader == "depth_space_nhwc" and k.spec[5] == 1 and b == 3:
                         assert eb > 2 or k.spec[4] == 4, k    # odd B, 1- and 2-byte elements: 4-byte vectors
                         odd_blocks += eb <= 2
+                    elif k.shader == "depth_space_lanes" and d2s and b == 3:
+                        odd_blocks += 1
                     src = np.zeros(desc.input_tensor.total_bytes, np.uint8)
                     src[:x.nbytes] = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(-1).view(np.uint8)
                     dst = np.zeros(desc.output_tensor.total_bytes, np.uint8)
@@ -368,6 +373,9 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     assert np.array_equal(got, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order, b, oc)
     assert taken >= 40
     assert eb > 2 or odd_blocks == 3, odd_blocks         # COLUMN_ROW_DEPTH, 4, 8 and 16 channels
+    # B = 3: 8 and 16 channels (uint16: 4 and 8) of both orders and COLUMN_ROW_DEPTH depth-to-space;
+    # B = 4: 4 and 8 channels
+    assert lanes == {1: 8, 2: 2}.get(eb, 0), lanes
 
 
 @pytest.mark.parametrize("dt,b", [(DataType.FLOAT64, 4), (DataType.UINT32, 8)], ids=["float64-B4", "uint32-B8"])
@@ -545,7 +553,10 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     k = desc.kernel(device.capabilities)
                     segments = d2s and b * cs * eb == 16
                     whole = cs * eb % 4 == 0
-                    assert (k.shader == "depth_space_nhwc" and k.spec[5] == 2) == (wins and whole and not segments), (desc, k)
+                    lanes = not segments and desc._lanes() is not None
+                    assert (k.shader == "depth_space_lanes") == lanes, (desc, k)
+                    assert (k.shader == "depth_space_nhwc" and k.spec[5] == 2) == (wins and whole and not segments
+                                                                                 and not lanes), (desc, k)
                     if k.shader != "depth_space_nhwc" or k.spec[5] != 2:
                         continue
                     taken += 1
@@ -569,10 +580,13 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
                     run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
                     monkeypatch.undo()
-    assert taken == (36 if eb == 1 else 26) and ragged >= 6, (taken, ragged)
-    assert rotated == (20 if eb == 1 else 22) and filled == (2 if eb == 1 else 0), (rotated, filled)
+    # uint8: the packed B = 4 space-to-depth cases of 4 and 8 channels and the B = 3 one of 8
+    # channels take depth_space_lanes.comp instead (two of them rotated)
+    assert taken == (33 if eb == 1 else 26) and ragged >= 6, (taken, ragged)
+    assert rotated == (18 if eb == 1 else 22) and filled == (2 if eb == 1 else 0), (rotated, filled)
     # the odd-B cases it does not take, forced: the depth side through the tile, both directions
     monkeypatch.setattr(ds._DepthSpaceDesc, "_staged_wins", lambda self: True)
+    monkeypatch.setattr(ds, "LANES", False)
     forced = 0
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         for cs in (4, 8):
@@ -627,21 +641,71 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
     assert taken >= 90 and ragged >= 20 and swizzled == (24 if eb == 4 else 0), (taken, ragged, swizzled)
 
 
+@pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16], ids=lambda t: t.name)
+def test_channel_last_lanes(device, rng, dt, monkeypatch):
+    """depth_space_lanes.comp (a depth-side pixel per invocation, stores through the subgroup's
+    slice of shared memory), taken wherever it applies: both operators and orders, B = 2, 3, 4,
+    channel counts whose row segments are whole 8-byte vectors, pixels up to
+    LANES_MAX_PIXEL_BYTES; rows of 1 to 300 depth-side pixels (partial subgroups and workgroups,
+    several workgroups a row); packed, and with gaps after rows and images (kept intact); against
+    the reference. Pixels with gaps, too-wide pixels and unaligned rows take other kernels."""
+    from dmlvk.ops import depth_space as ds
+    monkeypatch.setattr(ds._DepthSpaceDesc, "_lanes_wins", lambda self: True)
+    eb = dt.bits // 8
+    taken, locals_ = 0, set()
+    for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
+        d2s = desc_cls is dmlvk.DepthToSpace1Desc
+        for order in DepthSpaceOrder:
+            for b in (2, 3, 4):
+                for cs in sorted({8 // eb, 16 // eb, 4, 24 // eb}):
+                    if b * cs * eb % 8 or b * b * cs * eb > ds.LANES_MAX_PIXEL_BYTES:
+                        continue
+                    wd = int(rng.choice([1, 5, 37, 128, 300]))
+                    gaps = bool(rng.integers(0, 2))
+                    space_sizes, depth_sizes = (2, cs, 2 * b, wd * b), (2, cs * b * b, 2, wd)
+                    space = (space_sizes, _nhwc_gapped(space_sizes, 0, 8 * gaps, 16 * gaps))
+                    depth = (depth_sizes, _nhwc_gapped(depth_sizes, 0, 24 * gaps, 8 * gaps))
+                    (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
+                    desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
+                    k = desc.kernel(device.capabilities)
+                    segments = desc._row_segments(desc.input_tensor.effective_strides,        # taken first
+                                                  desc.output_tensor.effective_strides, True) is not None
+                    assert (k.shader == "depth_space_lanes") == (not segments), (desc, k)
+                    if k.shader == "depth_space_lanes":
+                        taken += 1
+                        locals_.add(k.local_size)
+    assert taken >= 20 and locals_ == {64, 128}, (taken, locals_)      # 64: pixels over 128 bytes
+    # where it does not apply (space-to-depth, B = 3, COLUMN_ROW_DEPTH)
+    for c, pixel_pad, row_pad, why in ((8, 8, 0, "gaps between pixels"), (80, 0, 0, "pixels wider than LANES_MAX_PIXEL_BYTES"),
+                                       (8, 0, 1, "rows not 8-byte aligned")):
+        space_sizes, depth_sizes = (1, c, 9, 36), (1, c * 9, 3, 12)
+        desc = dmlvk.SpaceToDepth1Desc(TensorDesc(dt, space_sizes, _nhwc_gapped(space_sizes, pixel_pad, row_pad, 0)),
+                                       TensorDesc(dt, depth_sizes, _nhwc_gapped(depth_sizes, 0, 0, 0)), 3,
+                                       DepthSpaceOrder.COLUMN_ROW_DEPTH)
+        assert desc.kernel(device.capabilities).shader != "depth_space_lanes", why
+
+
 def test_channel_last_tiles_where_they_win(device):
-    """The measured choice (_tiles_win): depth-to-space into output pixels with gaps, DEPTH_COLUMN_ROW
-    runs narrower than 16 bytes and COLUMN_ROW_DEPTH depth-to-space of 4- and 8-byte elements
-    (float32 B = 2 aside) take tiles; the benchmark's other channel-last cases keep the direct
-    kernels."""
+    """The measured choices (_tiles_win, _lanes_wins): depth-to-space into output pixels with gaps,
+    uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space (runs narrower than 16 bytes) and COLUMN_ROW_DEPTH
+    depth-to-space of 4- and 8-byte elements (float32 B = 2 aside) take tiles; uint8
+    space-to-depth with B = 3 and COLUMN_ROW_DEPTH B = 4, uint8 COLUMN_ROW_DEPTH depth-to-space
+    with B = 3 and float16 COLUMN_ROW_DEPTH space-to-depth with B = 3 take depth_space_lanes.comp;
+    the benchmark's other channel-last cases keep the direct kernels."""
     from dmlvk.bench import depth_space_cases, depth_space_desc
-    chosen = set()
+    tiles, lanes = set(), set()
     for case in depth_space_cases([64 << 20]):
         _, d2s, dt, b, order, _, kind = case
         if not kind.startswith("nhwc"):
             continue
         k = depth_space_desc(case).kernel(device.capabilities)
         if k.shader == "depth_space_nhwc" and k.spec[5] == 3:
-            chosen.add((d2s, dt.bits // 8, b, order.name[:3], kind))
+            tiles.add((d2s, dt.bits // 8, b, order.name[:3], kind))
+        lanes |= {(d2s, dt.bits // 8, b, order.name[:3], kind)} if k.shader == "depth_space_lanes" else set()
     crd = {(True, eb, b, "COL", "nhwc") for eb in (4, 8) for b in (2, 3, 4)} - {(True, 4, 2, "COL", "nhwc")}
-    dcr = {(d2s, 1, 3, "DEP", "nhwc") for d2s in (True, False)}
+    dcr = {(True, 1, 3, "DEP", "nhwc")}
     gaps = {(True, eb, 2, o, "nhwc_gapped") for eb in (1, 4) for o in ("DEP", "COL")}
-    assert chosen == crd | dcr | gaps, sorted(chosen ^ (crd | dcr | gaps))
+    assert tiles == crd | dcr | gaps, sorted(tiles ^ (crd | dcr | gaps))
+    want = {(False, 1, 3, o, "nhwc") for o in ("DEP", "COL")} | {(False, 1, 4, "COL", "nhwc"), (True, 1, 3, "COL", "nhwc"),
+                                                                 (False, 2, 3, "COL", "nhwc")}
+    assert lanes == want, sorted(lanes ^ want)

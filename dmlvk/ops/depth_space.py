@@ -50,6 +50,13 @@ TILED_SWIZZLE = True
 # Channel-last depth-to-space through row segments of narrow pixels (_row_segments), the orders
 # that take it
 ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)
+# Channel-last 1- and 2-byte elements, a depth-side pixel per invocation rearranged in registers
+# and stored through its subgroup's slice of shared memory (_lanes): whether the path is taken
+# where _lanes_wins says so, the largest depth-side pixel it takes (its words are held in
+# registers), its invocations
+LANES = True
+LANES_MAX_PIXEL_BYTES = 160
+LANES_LOCAL = 128
 
 
 class _Tile(NamedTuple):
@@ -202,7 +209,7 @@ class _DepthSpaceDesc:
         space = self._sides()[1]
         packed_w = space.effective_strides[3] == space.sizes[1]     # the space side's pixels abut
         need = [st * eb for st in _pixel_strides(ost)]
-        seg = self._row_segments(ist, ost, packed_w)
+        seg = self._row_segments(ist, ost, packed_w) or self._lanes()
         if seg is not None:
             return seg
         if self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW:
@@ -382,6 +389,44 @@ class _DepthSpaceDesc:
         if eb == 1:
             return b % 2 == 0 or not self.depth_to_space
         return eb == 2 and (b == 2 or (b == 4 and self.depth_to_space))
+
+    def _lanes(self) -> Optional[Kernel]:
+        """dmlvk/shaders/depth_space_lanes.comp, where _lanes_wins says so: 1- and 2-byte elements
+        in tensors whose pixels and rows abut, one depth-side pixel of at most
+        LANES_MAX_PIXEL_BYTES an invocation, whose BLOCK row segments are whole 8-byte vectors, and
+        images and rows 8-byte aligned; else None."""
+        eb, b = self.input_tensor.element_bytes, self.block_size
+        depth, space = self._sides()
+        dst, sst = depth.effective_strides, space.effective_strides
+        n, cd, hd, wd = depth.sizes
+        cs = space.sizes[1]
+        pixel = cd * eb
+        if (not LANES or not self._lanes_wins() or b * cs * eb % 8 or pixel > LANES_MAX_PIXEL_BYTES
+                or dst[3] != cd or sst[3] != cs or any(st * eb % 8 for st in (dst[0], dst[2], sst[0], sst[2]))):
+            return None
+        local = LANES_LOCAL
+        while local > 32 and local * pixel > TILED_MAX_BYTES:
+            local //= 2
+        segs = -(-wd // local)
+        return Kernel(shader="depth_space_lanes",
+                      spec=(eb, b, int(self.depth_to_space), int(self._order), cs, local * pixel // 8),
+                      push=(n, hd, wd, segs, dst[0], dst[2], 0, 0, sst[0], sst[2], 0, 0),
+                      count=n * hd * segs * local, slots=(0, 1), local_size=local)
+
+    def _lanes_wins(self) -> bool:
+        """Where depth_space_lanes.comp measured faster on an H200 than the other channel-last
+        paths (64 MiB, packed NHWC, % of copy): uint8 space-to-depth with B = 3 (COLUMN_ROW_DEPTH
+        95.8 % against move_staged's 69.9 %, DEPTH_COLUMN_ROW 95.8 % against 87.0 %) and with B = 4
+        in COLUMN_ROW_DEPTH order (95.8 % against 83.0 %), uint8 COLUMN_ROW_DEPTH depth-to-space
+        with B = 3 (91.9 % against 77.8 %), float16 COLUMN_ROW_DEPTH space-to-depth with B = 3
+        (94.1 % against 77.3 %). Slower elsewhere: uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space
+        91.9 % against 93.8 %, float16 B = 3 85-93 % against 90-96 %, float16 B = 4 71-83 %
+        against 88-96 %. Staging the source side through the subgroup's slice too, instead of
+        each invocation loading its own words, lost everywhere (uint8 B = 3 space-to-depth 60 %)."""
+        eb, b, crd = self.input_tensor.element_bytes, self.block_size, self._order == DepthSpaceOrder.COLUMN_ROW_DEPTH
+        if eb == 1:
+            return (b == 3 or (b == 4 and crd)) if not self.depth_to_space else b == 3 and crd
+        return eb == 2 and b == 3 and crd and not self.depth_to_space
 
     def _row_segments(self, ist, ost, packed_w) -> Optional[Kernel]:
         """Depth-to-space into abutting output pixels whose BLOCK-pixel row segments are 16-byte

@@ -33,6 +33,7 @@ VARIANTS = (
     ("depth_space", (("SMALL_STORE_BITS", 16),)),
     ("depth_space_rows", ()),
     ("depth_space_nhwc", ()),
+    ("depth_space_lanes", ()),
     ("qlinear_conv", ()),
     ("qlinear_conv_gemm", ()),
     ("qlinear_conv_depthwise", ()),
