@@ -10,6 +10,8 @@
 // the space side, whole 4/8-byte words on the depth side, so every memory access is a full,
 // aligned vector and no byte is shared between invocations.
 
+#extension GL_KHR_shader_subgroup_basic : require
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
 layout(constant_id = 2) const uint BLOCK = 2;
@@ -18,6 +20,7 @@ layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1
 layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
 layout(constant_id = 7) const uint STAGED = 0;   // 1: depth-to-space stages the workgroup's chunks in shared memory
+layout(constant_id = 8) const uint SUBGROUP_STAGED = 0;   // 1: each subgroup its own chunks (subgroup barrier)
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -73,15 +76,20 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
 // chunk in shared memory; then the workgroup stores the chunks' vectors with neighbouring
 // invocations on neighbouring vectors (a 24-byte chunk per invocation would leave each store
 // instruction a third of every 24 bytes).
+// With SUBGROUP_STAGED each subgroup stages and stores its own invocations' chunks, after a
+// subgroup barrier, so that a workgroup's subgroups do not wait for each other.
 shared uint staged[STAGED == 1 ? gl_WorkGroupSize.x * CW : 1];
 shared uint staged_cword[STAGED == 1 ? gl_WorkGroupSize.x : 1];
+uint slot;                 // STAGED: the invocation's chunk's place in staged and staged_cword
 
-void store_staged(uint first_chunk) {
+// Stores the `count` staged chunks from first_chunk (at slots from first_slot), invocation `me`
+// of the `count` that store them.
+void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
     const uint VPC = CW / CV;                          // vectors per chunk
-    for (uint q = gl_LocalInvocationID.x; q < gl_WorkGroupSize.x * VPC; q += gl_WorkGroupSize.x) {
+    for (uint q = me; q < count * VPC; q += count) {
         uint ch = q / VPC, part = q - ch * VPC;
         if (first_chunk + ch >= p.dims.w) break;
-        uint from = ch * CW + part * CV, at = staged_cword[ch] + part * CV;
+        uint from = (first_slot + ch) * CW + part * CV, at = staged_cword[first_slot + ch] + part * CV;
         if (CV == 2) dst2[at / 2] = uvec2(staged[from], staged[from + 1]);
         else dst1[at] = staged[from];
     }
@@ -116,9 +124,8 @@ void move_chunk(uint chunk) {
             }
         }
         if (STAGED == 1) {
-            uint at = gl_LocalInvocationID.x * CW;
-            for (uint m = 0; m < CW; ++m) staged[at + m] = cw[m];
-            staged_cword[gl_LocalInvocationID.x] = cword;
+            for (uint m = 0; m < CW; ++m) staged[slot * CW + m] = cw[m];
+            staged_cword[slot] = cword;
             return;
         }
         for (uint v = 0; v < CW / CV; ++v) {
@@ -195,9 +202,19 @@ void main() {
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
         if (STAGED == 1) {                      // CHUNKS is 1: one chunk per invocation
+            bool sub = SUBGROUP_STAGED != 0;
+            uint me = sub ? gl_SubgroupInvocationID : gl_LocalInvocationID.x;
+            uint first_slot = sub ? gl_SubgroupID * gl_SubgroupSize : 0u;
+            slot = first_slot + me;
+            item = p.first + group * gl_WorkGroupSize.x + slot;
             if (item < p.dims.w) move_chunk(item);
-            barrier();
-            store_staged(item - gl_LocalInvocationID.x);
+            if (sub) {
+                subgroupMemoryBarrierShared();
+                subgroupBarrier();
+            } else {
+                barrier();
+            }
+            store_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
         } else if (CW == 8) {
             if (item < 2 * p.dims.w) move_half_chunk(item);
         } else if (item < p.dims.w) {
