@@ -11,6 +11,7 @@
 // aligned vector and no byte is shared between invocations.
 
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
@@ -113,12 +114,14 @@ void move_chunk(uint chunk) {
                 for (uint w = 0; w < EW; ++w)
                     cw[i * EW + w] = get_elem(pw[i % BLOCK][0], pw[i % BLOCK][1], i / BLOCK, w);
         } else {
-            for (uint m = 0; m < CW; ++m) {
+            [[unroll]] for (uint m = 0; m < CW; ++m) {
                 uint word = 0;
-                for (uint e = 0; e < EPW; ++e) {
-                    uint i = m * EPW + e;
-                    word = bitfieldInsert(word, get_elem(pw[i % BLOCK][0], pw[i % BLOCK][1], i / BLOCK, 0),
-                                          int(e * EBITS), int(EBITS));
+                [[unroll]] for (uint e = 0; e < EPW; ++e) {
+                    uint i = m * EPW + e, j = i / BLOCK;    // element j of piece i % BLOCK
+                    uint src = pw[i % BLOCK][j / EPW], from = (j % EPW) * EBITS, to = e * EBITS;
+                    // the element's bits moved in place with one shift and a mask
+                    uint moved = from >= to ? src >> (from - to) : src << (to - from);
+                    word |= moved & (((1u << EBITS) - 1u) << to);
                 }
                 cw[m] = word;
             }
