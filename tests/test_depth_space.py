@@ -701,7 +701,8 @@ def test_channel_last_tiles_where_they_win(device):
         k = depth_space_desc(case).kernel(device.capabilities)
         if k.shader == "depth_space_nhwc" and k.spec[5] == 3:
             tiles.add((d2s, dt.bits // 8, b, order.name[:3], kind))
-        lanes |= {(d2s, dt.bits // 8, b, order.name[:3], kind)} if k.shader == "depth_space_lanes" else set()
+        if k.shader == "depth_space_lanes":
+            lanes.add((d2s, dt.bits // 8, b, order.name[:3], kind))
     crd = {(True, eb, b, "COL", "nhwc") for eb in (4, 8) for b in (2, 3, 4)} - {(True, 4, 2, "COL", "nhwc")}
     dcr = {(True, 1, 3, "DEP", "nhwc")}
     gaps = {(True, eb, 2, o, "nhwc_gapped") for eb in (1, 4) for o in ("DEP", "COL")}
