@@ -342,7 +342,8 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
     both operators, both orders, B = 1-4, against the reference. COLUMN_ROW_DEPTH depth-to-space
     of 1- and 2-byte elements with B = 3 moves 4-byte vectors of all block positions at once, or
     takes depth_space_lanes.comp (uint8 with whole 8-byte row segments), as do uint8 space-to-depth
-    with B = 3 and COLUMN_ROW_DEPTH B = 4, and uint16 COLUMN_ROW_DEPTH space-to-depth with B = 3."""
+    with B = 3 and COLUMN_ROW_DEPTH B = 4, uint8 DEPTH_COLUMN_ROW depth-to-space with B = 2 and
+    uint16 COLUMN_ROW_DEPTH space-to-depth with B = 3."""
     dt = {1: DataType.UINT8, 2: DataType.UINT16, 4: DataType.UINT32, 8: DataType.UINT64}[eb]
     taken = odd_blocks = lanes = 0
     for d2s in (True, False):
@@ -374,8 +375,9 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
     assert taken >= 40
     assert eb > 2 or odd_blocks == 3, odd_blocks         # COLUMN_ROW_DEPTH, 4, 8 and 16 channels
     # B = 3: 8 and 16 channels (uint16: 4 and 8) of both orders and COLUMN_ROW_DEPTH depth-to-space;
-    # B = 4: 4 and 8 channels
-    assert lanes == {1: 8, 2: 2}.get(eb, 0), lanes
+    # B = 4: 4 and 8 channels; uint8 DEPTH_COLUMN_ROW depth-to-space with B = 2: 16 channels (8
+    # make 16-byte row segments, which _row_segments takes; 4 make 8-byte runs, which go through tiles)
+    assert lanes == {1: 9, 2: 2}.get(eb, 0), lanes
 
 
 @pytest.mark.parametrize("dt,b", [(DataType.FLOAT64, 4), (DataType.UINT32, 8)], ids=["float64-B4", "uint32-B8"])
@@ -690,7 +692,8 @@ def test_channel_last_tiles_where_they_win(device):
     uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space (runs narrower than 16 bytes) and COLUMN_ROW_DEPTH
     depth-to-space of 4- and 8-byte elements (float32 B = 2 aside) take tiles; uint8
     space-to-depth with B = 3 and COLUMN_ROW_DEPTH B = 4, uint8 COLUMN_ROW_DEPTH depth-to-space
-    with B = 3 and float16 COLUMN_ROW_DEPTH space-to-depth with B = 3 take depth_space_lanes.comp;
+    with B = 3 and DEPTH_COLUMN_ROW with B = 2, and float16 COLUMN_ROW_DEPTH space-to-depth with
+    B = 3 take depth_space_lanes.comp;
     the benchmark's other channel-last cases keep the direct kernels."""
     from dmlvk.bench import depth_space_cases, depth_space_desc
     tiles, lanes = set(), set()
@@ -708,5 +711,5 @@ def test_channel_last_tiles_where_they_win(device):
     gaps = {(True, eb, 2, o, "nhwc_gapped") for eb in (1, 4) for o in ("DEP", "COL")}
     assert tiles == crd | dcr | gaps, sorted(tiles ^ (crd | dcr | gaps))
     want = {(False, 1, 3, o, "nhwc") for o in ("DEP", "COL")} | {(False, 1, 4, "COL", "nhwc"), (True, 1, 3, "COL", "nhwc"),
-                                                                 (False, 2, 3, "COL", "nhwc")}
+                                                                 (True, 1, 2, "DEP", "nhwc"), (False, 2, 3, "COL", "nhwc")}
     assert lanes == want, sorted(lanes ^ want)

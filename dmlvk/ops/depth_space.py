@@ -424,14 +424,20 @@ class _DepthSpaceDesc:
         paths (64 MiB, packed NHWC, % of copy): uint8 space-to-depth with B = 3 (COLUMN_ROW_DEPTH
         95.8 % against move_staged's 69.9 %, DEPTH_COLUMN_ROW 95.8 % against 87.0 %) and with B = 4
         in COLUMN_ROW_DEPTH order (95.8 % against 83.0 %), uint8 COLUMN_ROW_DEPTH depth-to-space
-        with B = 3 (91.9 % against 77.8 %), float16 COLUMN_ROW_DEPTH space-to-depth with B = 3
-        (94.1 % against 77.3 %). Slower elsewhere: uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space
-        91.9 % against 93.8 %, float16 B = 3 85-93 % against 90-96 %, float16 B = 4 71-83 %
-        against 88-96 %. Staging the source side through the subgroup's slice too, instead of
-        each invocation loading its own words, lost everywhere (uint8 B = 3 space-to-depth 60 %)."""
+        with B = 3 (91.9 % against 77.8 %) and DEPTH_COLUMN_ROW with B = 2 where the runs are
+        16 bytes or more (so not moved through move_tiled's tiles; 94.5 % against 91.9 %),
+        float16 COLUMN_ROW_DEPTH space-to-depth with B = 3 (94.1 % against 77.3 %). Slower
+        elsewhere: uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space 91.9 % against 93.8 %, uint8 B = 2
+        otherwise 94.5-95.1 % against 96.5-97.9 %, float16 B = 2 67-80 % against 97-98 %, B = 3
+        85-93 % against 90-96 %, B = 4 71-83 % against 88-96 %. Staging the source side through
+        the subgroup's slice too, instead of each invocation loading its own words, lost everywhere
+        (uint8 B = 3 space-to-depth 60 %)."""
         eb, b, crd = self.input_tensor.element_bytes, self.block_size, self._order == DepthSpaceOrder.COLUMN_ROW_DEPTH
+        run = b * self._sides()[1].sizes[1] * eb           # DEPTH_COLUMN_ROW: a block row's bytes
         if eb == 1:
-            return (b == 3 or (b == 4 and crd)) if not self.depth_to_space else b == 3 and crd
+            if not self.depth_to_space:
+                return b == 3 or (b == 4 and crd)
+            return (b == 3 and crd) or (b == 2 and not crd and run >= 16)
         return eb == 2 and b == 3 and crd and not self.depth_to_space
 
     def _row_segments(self, ist, ost, packed_w) -> Optional[Kernel]:
