@@ -643,6 +643,30 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
     assert taken >= 90 and ragged >= 20 and swizzled == (24 if eb == 4 else 0), (taken, ragged, swizzled)
 
 
+@pytest.mark.parametrize("dt", [DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64], ids=lambda t: t.name)
+def test_channel_last_dcr_input_order(device, rng, dt, monkeypatch):
+    """DEPTH_COLUMN_ROW depth-to-space through move_dcr runs in the input's order (IN_ORDER) for
+    2-, 4- and 8-byte elements, float64 with B = 2 aside; B = 2, 3, 4, channel runs of one or
+    more vectors, packed and with gaps after rows and images; against the reference, gaps intact,
+    and the same with the output's order."""
+    from dmlvk.ops import depth_space as ds
+    eb, order, taken = dt.bits // 8, DepthSpaceOrder.DEPTH_COLUMN_ROW, 0
+    for b in (2, 3, 4):
+        for oc in (16 // eb, 32 // eb):
+            for gaps in (False, True):
+                depth_sizes, space_sizes = (2, oc * b * b, 3, 5), (2, oc, 3 * b, 5 * b)
+                ins = _nhwc_gapped(depth_sizes, 0, 8 * gaps, 24 * gaps)
+                outs = _nhwc_gapped(space_sizes, 0, 16 * gaps, 8 * gaps)
+                for in_order in (True, False):
+                    monkeypatch.setattr(ds, "DCR_INPUT_ORDER", in_order)
+                    desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, ins, outs, shape=depth_sizes)
+                    k = desc.kernel(device.capabilities)
+                    assert k.shader == "depth_space_nhwc" and k.spec[5] == 0, (desc, k)
+                    assert k.spec[14] == (in_order and not (eb == 8 and b == 2)), k
+                    taken += k.spec[14]
+    assert taken == (8 if eb == 8 else 12), taken
+
+
 @pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16], ids=lambda t: t.name)
 def test_channel_last_lanes(device, rng, dt, monkeypatch):
     """depth_space_lanes.comp (a depth-side pixel per invocation, stores through the subgroup's

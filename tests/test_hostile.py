@@ -220,9 +220,12 @@ def _depth_space_paths():
         ("channel-last float32", dmlvk.DepthToSpace1Desc(TensorDesc(f32, (1, 16, 2, 3), (96, 1, 48, 16)),
                                                           TensorDesc(f32, (1, 4, 4, 6), (96, 1, 24, 4)), 2, DCR),
          ("depth_space_nhwc", None)),
-        ("channel-last with gaps uint8", dmlvk.DepthToSpace1Desc(TensorDesc(u8, (1, 64, 2, 3), (448, 1, 208, 64)),
+        ("channel-last with gaps uint8", dmlvk.DepthToSpace1Desc(TensorDesc(u8, (1, 64, 2, 3), (480, 1, 232, 72)),
                                                                   TensorDesc(u8, (1, 16, 4, 6), (512, 1, 128, 16)), 2, DCR),
          ("depth_space_nhwc", None)),
+        ("channel-last per pixel uint8", dmlvk.DepthToSpace1Desc(TensorDesc(u8, (1, 64, 2, 3), (448, 1, 208, 64)),
+                                                                  TensorDesc(u8, (1, 16, 4, 6), (512, 1, 128, 16)), 2, DCR),
+         ("depth_space_lanes", None)),
     ]
 
 

@@ -62,6 +62,10 @@ ROW_SEGMENTS = (DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEP
 LANES = True
 LANES_MAX_PIXEL_BYTES = 160
 LANES_LOCAL = 128
+# Channel-last DEPTH_COLUMN_ROW depth-to-space through the direct kernel (move_dcr): invocations
+# in the input's order (loads in memory order, stores in runs of a block row) where
+# _dcr_input_order says so, else in the output's (stores in memory order, loads gathered)
+DCR_INPUT_ORDER = True
 
 
 class _Tile(NamedTuple):
@@ -257,11 +261,12 @@ class _DepthSpaceDesc:
         total = n * oh * ow * oc * eb // vec
         if blocks:
             total //= b * b
-        return self._nhwc_launch(vec, int(blocks), 0, total)
+        return self._nhwc_launch(vec, int(blocks), 0, total, in_order=not blocks and self._dcr_input_order())
 
     def _nhwc_launch(self, vec: int, blocks: int, seg: int, count: int, tile: Optional[_Tile] = None,
-                     local_size=256) -> Kernel:
-        """tile: move_staged's or move_tiled's tile (_Tile), none for the other kernels."""
+                     local_size=256, in_order: bool = False) -> Kernel:
+        """tile: move_staged's or move_tiled's tile (_Tile), none for the other kernels; in_order:
+        move_dcr's invocations in the input's order (IN_ORDER)."""
         inp, out = self.input_tensor, self.output_tensor
         n, oc, oh, ow = out.sizes
         _, ic, ih, iw = inp.sizes
@@ -269,7 +274,7 @@ class _DepthSpaceDesc:
         return Kernel(shader="depth_space_nhwc",
                       spec=(inp.element_bytes, self.block_size, int(self.depth_to_space), int(self._order), vec,
                             blocks, seg, t.words, t.unit_bytes, t.loads, t.unit_loads, int(t.depth_tile),
-                            int(t.rotate), t.swizzle),
+                            int(t.rotate), t.swizzle, int(in_order)),
                       push=(n, oh, ow, oc, n, ih, iw, ic) + _pixel_strides(out.effective_strides) + (t.pixels,)
                       + _pixel_strides(inp.effective_strides) + (t.pitch,),
                       count=count, slots=(0, 1), local_size=local_size)
@@ -395,6 +400,16 @@ class _DepthSpaceDesc:
         if eb == 1:
             return b % 2 == 0 or not self.depth_to_space
         return eb == 2 and (b == 2 or (b == 4 and self.depth_to_space))
+
+    def _dcr_input_order(self) -> bool:
+        """Whether move_dcr runs in the input's order: DEPTH_COLUMN_ROW depth-to-space of 2-, 4-
+        and 8-byte elements, where it measured faster on an H200 (64 MiB packed NHWC, % of copy:
+        float16 B = 4 96.5-97.2 % against 88.4 %, B = 3 95.1-95.8 % against 90.1 %; float32
+        97.1-97.9 % against 95.1-96.5 %; float64 B = 3 / 4 96.4-97.2 % against 96.4-96.5 %), but
+        float64 B = 2 (97.9 % against 99.3 %); uint8 cases of the benchmark take other kernels."""
+        eb = self.input_tensor.element_bytes
+        return (DCR_INPUT_ORDER and self.depth_to_space and self._order == DepthSpaceOrder.DEPTH_COLUMN_ROW
+                and eb >= 2 and not (eb == 8 and self.block_size == 2))
 
     def _lanes(self) -> Optional[Kernel]:
         """dmlvk/shaders/depth_space_lanes.comp, where _lanes_wins says so: 1- and 2-byte elements
