@@ -25,8 +25,11 @@ ROWS_CHUNKS = 1
 # Depth-to-space chunks staged in shared memory (B = 3, 5, 6, 7): each subgroup stages and stores
 # its own (ROWS_SUBGROUP_STAGED), else the workgroup after a workgroup barrier (on an H200, B = 3
 # at 64 MiB and 1 GiB, every element size and order: 0-1.2 points faster, uint8 89.5 % of copy
-# against 89.0 %, float64 92.6 % against 91.9 %)
+# against 89.0 %, float64 92.6 % against 91.9 %), in workgroups of ROWS_STAGED_LOCAL invocations
+# (B = 3, 64 MiB: 93.8-96.5 % with 64, 93.2-95.8 % with 128, 88.4-91.9 % with 256, 86.2-89.5 %
+# with 512)
 ROWS_SUBGROUP_STAGED = True
+ROWS_STAGED_LOCAL = 64
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
 # the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
 # with an odd B, tiles wide enough for STAGED_FILL units an invocation (on an H200 uint8 B = 3
@@ -201,7 +204,7 @@ class _DepthSpaceDesc:
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged),
                   int(staged and ROWS_SUBGROUP_STAGED)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
-            count=-(-items // chunks), slots=(0, 1), local_size=ROWS_LOCAL)
+            count=-(-items // chunks), slots=(0, 1), local_size=ROWS_STAGED_LOCAL if staged else ROWS_LOCAL)
 
     def _nhwc_kernel(self) -> Optional[Kernel]:
         """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must
