@@ -381,8 +381,10 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
 
 
 @pytest.mark.parametrize("dt,b", [(DataType.FLOAT64, 4), (DataType.UINT32, 8)], ids=["float64-B4", "uint32-B8"])
-def test_rows_path_32_byte_chunks_move_in_halves(device, rng, dt, b):
-    """One element per piece, 32-byte chunks: two invocations per chunk, each a 16-byte half."""
+def test_rows_path_32_byte_chunks_move_in_halves(portable_device, rng, dt, b):
+    """One element per piece, 32-byte chunks: two invocations per chunk, each a 16-byte half (the
+    portable variant; with subgroup shuffles B = 4 pairs invocations instead, see below)."""
+    device = portable_device
     for d2s in (True, False):
         for order in DepthSpaceOrder:
             ishape = (2, 3 * b * b, 4, 6) if d2s else (2, 3, 4 * b, 6 * b)
@@ -397,6 +399,32 @@ def test_rows_path_32_byte_chunks_move_in_halves(device, rng, dt, b):
             device.create_operator(desc).execute([x], [y])
             fn = reference.depth_to_space if d2s else reference.space_to_depth
             assert np.array_equal(y, fn(x, b, "DCR" if order == 0 else "CRD")), (d2s, order)
+
+
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
+                         ids=lambda t: t.name)
+def test_rows_path_paired_b4_chunks(device, portable_device, rng, data_type):
+    """B = 4 with subgroup shuffles: 8-byte pieces, a 32-byte chunk per invocation, the halves
+    exchanged within lane pairs. 420 chunks: several workgroups, the last one and its last
+    subgroup partly empty; packed and row-pitched (gaps intact); both operators and orders; the
+    same cases without shuffles take 4-byte pieces (or halves of chunks)."""
+    if not device.capabilities.has("subgroupShuffle"):
+        pytest.skip("the device has no subgroup shuffles")
+    eb = data_type.bits // 8
+    k = 8 // eb                                       # elements per 8-byte piece
+    for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
+        for order in ORDERS:
+            depth, space = (1, 16 * 5, 7, 3 * k), (1, 5, 28, 12 * k)
+            shape, out_sizes = (depth, space) if d2s else (space, depth)
+            for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 8 * k), _row_pitched(out_sizes, 16 * k))):
+                for dev in (device, portable_device):
+                    desc = run_case(dev, rng, desc_cls, data_type, 4, order, in_kind, out_kind, shape=shape)
+                    kern = desc.kernel(dev.capabilities)
+                    assert kern.shader == "depth_space_rows", kern
+                    if dev is device:
+                        assert kern.defines == (("PAIRED", 1),) and kern.spec[4] == k and kern.count == 420, kern
+                    else:
+                        assert kern.defines == () and kern.count == 840, kern     # 16-byte chunks or halves
 
 
 def _nhwc_gapped(sizes, pixel_pad, row_pad, image_pad):

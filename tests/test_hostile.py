@@ -211,6 +211,8 @@ def _depth_space_paths():
     return [
         ("rows d2s uint8", d2s(u8, (1, 4, 3, 16), (1, 1, 6, 32)), ("depth_space_rows", None)),
         ("rows s2d float32", s2d(f32, (1, 1, 6, 16), (1, 4, 3, 8)), ("depth_space_rows", None)),
+        ("rows B=4 d2s uint8", d2s(u8, (1, 16, 3, 8), (1, 1, 12, 32), 4), ("depth_space_rows", None)),
+        ("rows B=4 s2d float64", s2d(f64, (1, 1, 12, 20), (1, 16, 3, 5), 4), ("depth_space_rows", None)),
         ("rows B=3 d2s uint8", d2s(u8, (1, 9, 2, 8), (1, 1, 6, 24), 3), ("depth_space_rows", None)),
         ("rows B=3 s2d float64", s2d(f64, (1, 1, 6, 9), (1, 9, 2, 3), 3), ("depth_space_rows", None)),
         ("elements float64", d2s(f64, (1, 25, 2, 3), (1, 1, 10, 15), 5), ("depth_space", 0)),

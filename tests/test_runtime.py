@@ -11,7 +11,7 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
-from dmlvk.runtime.capabilities import Capabilities
+from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE, Capabilities
 from harness import element_mask
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +44,9 @@ def test_capabilities_are_what_the_device_enabled(device):
     caps = device.capabilities
     assert isinstance(caps, Capabilities)
     enabled = set(device._mgr.enabled_features())
+    # the subgroup shuffles are a device property, listed with the features where it has them
+    if device.info.subgroup_shuffle:
+        enabled.add(SUBGROUP_SHUFFLE)
     assert caps.features == enabled - caps.disabled
     assert "robustBufferAccess" not in enabled
     assert caps.subgroup_size == device.info.subgroup_size

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
-from ..runtime.capabilities import Capabilities
+from ..runtime.capabilities import SUBGROUP_SHUFFLE, Capabilities
 from ..runtime.device import Device, Kernel
 from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
 from ..arrays import DeviceArray, empty
@@ -32,6 +32,15 @@ ROWS_CHUNKS = 1
 # with 512)
 ROWS_SUBGROUP_STAGED = True
 ROWS_STAGED_LOCAL = 64
+# B = 4 chunks of 8-byte pieces (32 bytes) moved whole by one invocation, their 16-byte halves
+# exchanged within lane pairs by subgroup shuffles (PAIRED in the shader), where the device has
+# the shuffles: whether the path is taken, its invocations per workgroup (on an H200, every
+# element size, operator and order: 93.8-96.5 % of the best copy at 64 MiB and 95.9-97.5 % at
+# 1 GiB, against 91.3-95.8 and 91.6-94.7 % with 4-byte pieces; 2 or 4 chunks per invocation lost
+# 1-4 points, workgroups of 256 about a point; depth-to-space through the shared-memory staging
+# of B = 3 measured within a timer step, space-to-depth through it lost 4-6 points)
+ROWS_PAIRED = True
+ROWS_PAIRED_LOCAL = 128
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
 # the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
 # with an odd B, tiles wide enough for STAGED_FILL units an invocation (on an H200 uint8 B = 3
@@ -94,6 +103,14 @@ def _widest_vector(need_bytes, element_bytes: int) -> Optional[int]:
     """The widest vector (16, 8 or 4 bytes, no narrower than an element) dividing every byte count
     in need_bytes (offsets and sizes the channel-last kernels move whole vectors between), or None."""
     return next((v for v in (16, 8, 4) if v >= element_bytes and all(x % v == 0 for x in need_bytes)), None)
+
+
+def _paired(capabilities: Optional[Capabilities]) -> bool:
+    """Whether the rows kernel may pair invocations through subgroup shuffles: a device with them,
+    whose subgroups (2 invocations or more) fill ROWS_PAIRED_LOCAL whole."""
+    sg = capabilities.subgroup_size if capabilities else 0
+    return (ROWS_PAIRED and capabilities is not None and capabilities.has(SUBGROUP_SHUFFLE)
+            and sg >= 2 and ROWS_PAIRED_LOCAL % sg == 0)
 
 
 def _pixel_strides(strides) -> tuple:
@@ -162,19 +179,20 @@ class _DepthSpaceDesc:
     def kernel(self, capabilities: Optional[Capabilities] = None) -> Kernel:
         """The shader variant for this description on a device with these capabilities (None: the
         portable variants only). A pure function of the two."""
-        return self._rows_kernel() or self._nhwc_kernel() or self._element_kernel(capabilities)
+        return self._rows_kernel(capabilities) or self._nhwc_kernel() or self._element_kernel(capabilities)
 
     def _sides(self) -> tuple:
         """(depth side, space side): the input and the output in the operator's direction."""
         inp, out = self.input_tensor, self.output_tensor
         return (inp, out) if self.depth_to_space else (out, inp)
 
-    def _rows_kernel(self) -> Optional[Kernel]:
+    def _rows_kernel(self, capabilities: Optional[Capabilities] = None) -> Optional[Kernel]:
         """The bandwidth path (dmlvk/shaders/depth_space_rows.comp), or None when the layout does not
         allow it: both tensors need a unit W stride, and the depth-side tensor's rows must split
         into aligned pieces of K elements (4 or 8 bytes) whose BlockSize-wide interleave forms
         aligned chunks of the space-side rows: 16 or 32 bytes where the block size allows, else
-        (B = 3, 5, 6, 7) chunks of under 8 words moved as 8- or 4-byte vectors."""
+        (B = 3, 5, 6, 7) chunks of under 8 words moved as 8- or 4-byte vectors. With B = 4, 8-byte
+        pieces where the device can pair invocations (_paired)."""
         b, eb = self.block_size, self.input_tensor.element_bytes
         depth, space = self._sides()
         ss, ds = space.effective_strides, depth.effective_strides
@@ -185,7 +203,8 @@ class _DepthSpaceDesc:
         def fits(k):
             return (ws // b) % k == 0 and all(st % (k * b) == 0 for st in ss[:3]) and all(st % k == 0 for st in ds[:3])
 
-        k = max(16, b * eb) // (b * eb)
+        paired = b == 4 and eb <= 8 and fits(8 // eb) and _paired(capabilities)
+        k = 8 // eb if paired else max(16, b * eb) // (b * eb)
         if not (k * b * eb in (16, 32) and k * eb in (4, 8) and fits(k)):
             k = next((pb // eb for pb in (8, 4) if pb % eb == 0 and pb // 4 * b < 8 and fits(pb // eb)), None)
             if k is None:
@@ -198,15 +217,17 @@ class _DepthSpaceDesc:
         # 32-byte chunks move in 16-byte halves; depth-to-space stages chunks that are not
         # 16-byte vectors in shared memory
         staged = self.depth_to_space and cv < 4
-        if staged:
+        if staged or paired:
             chunks = 1
-        items = total * (2 if cw == 8 else 1)
+        items = total * (2 if cw == 8 and not paired else 1)
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged),
                   int(staged and ROWS_SUBGROUP_STAGED)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
-            count=-(-items // chunks), slots=(0, 1), local_size=ROWS_STAGED_LOCAL if staged else ROWS_LOCAL)
+            count=-(-items // chunks), slots=(0, 1),
+            local_size=ROWS_STAGED_LOCAL if staged else ROWS_PAIRED_LOCAL if paired else ROWS_LOCAL,
+            defines=(("PAIRED", 1),) if paired else ())
 
     def _nhwc_kernel(self) -> Optional[Kernel]:
         """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must

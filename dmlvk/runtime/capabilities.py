@@ -75,7 +75,7 @@ class Capabilities:
         yes = lambda b: "yes" if b else "no"
         out = [f"Vulkan {self.api_version}; subgroup size {self.subgroup_size}"
                + (f" ({self.min_subgroup_size}-{self.max_subgroup_size} with subgroupSizeControl)"
-                  if "subgroupSizeControl" in f else ""),
+                  if "subgroupSizeControl" in f else "") + f", shuffles {yes(SUBGROUP_SHUFFLE in f)}",
                f"int8 arithmetic {yes(self.int8_arithmetic)}, 8-bit storage {yes(self.storage_8bit)}, "
                f"16-bit storage {yes(self.storage_16bit)}, float16 {yes('shaderFloat16' in f)}, "
                f"integer dot product {yes(self.integer_dot_product)}, "
@@ -90,6 +90,9 @@ class Capabilities:
 
 
 CPU_KERNELS = "cpuKernels"
+# The subgroup shuffle operations in compute shaders (a property of Vulkan 1.1 devices, not a
+# feature to enable), listed with the features so that DMLVK_DISABLE_FEATURES can hide them
+SUBGROUP_SHUFFLE = "subgroupShuffle"
 
 
 def disabled_by_environment() -> set:
@@ -99,7 +102,7 @@ def disabled_by_environment() -> set:
 
 def device_capabilities(info: PhysicalDeviceInfo, enabled: Iterable[str], api_version: str) -> Capabilities:
     """The record for a device created with the `enabled` features, less those the environment hides."""
-    enabled = frozenset(enabled)
+    enabled = frozenset(enabled) | ({SUBGROUP_SHUFFLE} if info.subgroup_shuffle else set())
     caps = Capabilities(
         features=enabled, api_version=api_version, subgroup_size=info.subgroup_size,
         min_subgroup_size=info.min_subgroup_size, max_subgroup_size=info.max_subgroup_size,

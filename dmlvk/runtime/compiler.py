@@ -32,6 +32,7 @@ VARIANTS = (
     ("depth_space", (("SMALL_STORE_BITS", 8),)),
     ("depth_space", (("SMALL_STORE_BITS", 16),)),
     ("depth_space_rows", ()),
+    ("depth_space_rows", (("PAIRED", 1),)),
     ("depth_space_nhwc", ()),
     ("depth_space_lanes", ()),
     ("qlinear_conv", ()),

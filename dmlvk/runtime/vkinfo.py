@@ -120,6 +120,8 @@ class _InstanceInfo(ctypes.Structure):
                 ("ppEnabledExtensionNames", ctypes.c_void_p)]
 
 
+_STAGE_COMPUTE = 0x20           # VK_SHADER_STAGE_COMPUTE_BIT
+_SUBGROUP_SHUFFLE = 0x10        # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
 _TYPES = {0: "other", 1: "integrated GPU", 2: "discrete GPU", 3: "virtual GPU", 4: "CPU"}
 # VkComponentTypeKHR and VkScopeKHR values, by the names dmlvk reports.
 _COMPONENTS = {0: "float16", 1: "float32", 2: "float64", 3: "int8", 4: "int16", 5: "int32", 6: "int64",
@@ -163,6 +165,7 @@ class PhysicalDeviceInfo:
     timestamp_period: float      # nanoseconds per GPU timestamp tick
     min_subgroup_size: int = 0   # subgroup size control's range (0 where the device lacks it)
     max_subgroup_size: int = 0
+    subgroup_shuffle: bool = False   # compute shaders have the subgroup shuffle operations
     extensions: frozenset = frozenset()
     cooperative_matrix_types: tuple = ()   # CooperativeMatrixType, where VK_KHR_cooperative_matrix is listed
 
@@ -268,6 +271,8 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
                 max_compute_work_group_invocations=lim.maxComputeWorkGroupInvocations,
                 subgroup_size=subgroup.subgroupSize, timestamp_period=float(lim.timestampPeriod),
                 min_subgroup_size=sizes.minSubgroupSize, max_subgroup_size=sizes.maxSubgroupSize,
+                subgroup_shuffle=bool(subgroup.supportedStages & _STAGE_COMPUTE
+                                      and subgroup.supportedOperations & _SUBGROUP_SHUFFLE),
                 extensions=extensions, cooperative_matrix_types=coop))
         return out
     finally:

@@ -6,12 +6,18 @@
 // or 32, or, for block sizes that cannot make those (3, 5, 6, 7), CW < 8 words moved as 8- or
 // 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes
 // each), one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves
-// CHUNKS chunks (32-byte chunks: halves of chunks; STAGED: see store_staged): whole vectors on
+// CHUNKS chunks (32-byte chunks: halves of chunks, or with PAIRED whole ones; STAGED: see
+// store_staged): whole vectors on
 // the space side, whole 4/8-byte words on the depth side, so every memory access is a full,
 // aligned vector and no byte is shared between invocations.
 
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
+#ifdef PAIRED
+// 32-byte chunks, one per invocation (see move_chunk): needs the subgroup shuffle operations and
+// workgroups of whole subgroups of at least 2 invocations.
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ELEM_BYTES = 4;
@@ -82,6 +88,9 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
 shared uint staged[STAGED == 1 ? gl_WorkGroupSize.x * CW : 1];
 shared uint staged_cword[STAGED == 1 ? gl_WorkGroupSize.x : 1];
 uint slot;                 // STAGED: the invocation's chunk's place in staged and staged_cword
+#ifdef PAIRED
+bool live;                 // whether the invocation's chunk exists (every invocation shuffles)
+#endif
 
 // Stores the `count` staged chunks from first_chunk (at slots from first_slot), invocation `me`
 // of the `count` that store them.
@@ -105,6 +114,9 @@ void move_chunk(uint chunk) {
     uint cw[8];          // chunk
     if (D2S == 1) {
         for (uint bw = 0; bw < BLOCK; ++bw) {
+#ifdef PAIRED
+            if (!live) { pw[bw][0] = 0; pw[bw][1] = 0; continue; }
+#endif
             if (PW == 1) { pw[bw][0] = src1[piece_word[bw]]; pw[bw][1] = 0; }
             else { uvec2 v = src2[piece_word[bw] / 2]; pw[bw][0] = v.x; pw[bw][1] = v.y; }
         }
@@ -131,12 +143,43 @@ void move_chunk(uint chunk) {
             staged_cword[slot] = cword;
             return;
         }
+#ifdef PAIRED
+        // Invocations t and t ^ h (h: half the subgroup) form a pair: the low one stores the first
+        // halves of its own chunk and of its partner's, the high one the second halves of its
+        // partner's and of its own, so that each store instruction of the subgroup covers the
+        // abutting halves of h chunks.
+        uint h = gl_SubgroupSize / 2;
+        bool low = gl_SubgroupInvocationID < h;
+        uint other = subgroupShuffleXor(cword, h);
+        bool other_live = subgroupShuffleXor(live, h);
+        uvec4 h0 = uvec4(cw[0], cw[1], cw[2], cw[3]), h1 = uvec4(cw[4], cw[5], cw[6], cw[7]);
+        uvec4 x = subgroupShuffleXor(low ? h1 : h0, h);
+        uint half_index = low ? 0 : 1;
+        if (low ? live : other_live) dst4[(low ? cword : other) / 4 + half_index] = low ? h0 : x;
+        if (low ? other_live : live) dst4[(low ? other : cword) / 4 + half_index] = low ? x : h1;
+        return;
+#endif
         for (uint v = 0; v < CW / CV; ++v) {
             if (CV == 4) dst4[cword / 4 + v] = uvec4(cw[4 * v], cw[4 * v + 1], cw[4 * v + 2], cw[4 * v + 3]);
             else if (CV == 2) dst2[cword / 2 + v] = uvec2(cw[2 * v], cw[2 * v + 1]);
             else dst1[cword + v] = cw[v];
         }
     } else {
+#ifdef PAIRED
+        // the mirror of the stores above: the pair loads those halves, then swaps the two that
+        // belong to the other's chunk
+        uint h = gl_SubgroupSize / 2;
+        bool low = gl_SubgroupInvocationID < h;
+        uint other = subgroupShuffleXor(cword, h);
+        bool other_live = subgroupShuffleXor(live, h);
+        uint half_index = low ? 0 : 1;
+        uvec4 a = (low ? live : other_live) ? src4[(low ? cword : other) / 4 + half_index] : uvec4(0);
+        uvec4 b = (low ? other_live : live) ? src4[(low ? other : cword) / 4 + half_index] : uvec4(0);
+        uvec4 x = subgroupShuffleXor(low ? b : a, h);
+        uvec4 h0 = low ? a : x, h1 = low ? x : b;
+        cw = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
+        if (!live) return;
+#else
         for (uint v = 0; v < CW / CV; ++v) {
             if (CV == 4) {
                 uvec4 x = src4[cword / 4 + v];
@@ -148,6 +191,7 @@ void move_chunk(uint chunk) {
                 cw[v] = src1[cword + v];
             }
         }
+#endif
         // piece bw element k is chunk element k * BLOCK + bw
         for (uint bw = 0; bw < BLOCK; ++bw) {
             uint out_w[2] = uint[2](0, 0);
@@ -202,6 +246,13 @@ void move_half_chunk(uint item) {
 void main() {
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint base = (p.first + group * gl_WorkGroupSize.x) * CHUNKS + gl_LocalInvocationID.x;
+#ifdef PAIRED
+    // one chunk per invocation, a subgroup's chunks consecutive; CHUNKS is 1
+    uint item = p.first + group * gl_WorkGroupSize.x + gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+    live = item < p.dims.w;
+    move_chunk(item);
+    return;
+#endif
     for (uint c = 0; c < CHUNKS; ++c) {
         uint item = base + c * gl_WorkGroupSize.x;
         if (STAGED == 1) {                      // CHUNKS is 1: one chunk per invocation
