@@ -37,8 +37,9 @@ ROWS_STAGED_LOCAL = 64
 # the shuffles: whether the path is taken, its invocations per workgroup (on an H200, every
 # element size, operator and order: 93.8-96.5 % of the best copy at 64 MiB and 95.9-97.5 % at
 # 1 GiB, against 91.3-95.8 and 91.6-94.7 % with 4-byte pieces; 2 or 4 chunks per invocation lost
-# 1-4 points, workgroups of 256 about a point; depth-to-space through the shared-memory staging
-# of B = 3 measured within a timer step, space-to-depth through it lost 4-6 points)
+# 1-4 points, workgroups of 256 about a point, 16-byte pieces exchanged within groups of four
+# 0.1-1.3 points; depth-to-space through the shared-memory staging of B = 3 measured within a
+# timer step, space-to-depth through it lost 4-6 points)
 ROWS_PAIRED = True
 ROWS_PAIRED_LOCAL = 128
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
