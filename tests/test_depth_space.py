@@ -486,14 +486,23 @@ def test_channel_last_path_with_gaps(device, rng, eb):
 @pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64],
                          ids=lambda t: t.name)
 def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
-    """Depth-to-space chunks that are not 16-byte vectors are staged in shared memory a workgroup
-    at a time: hundreds of chunks, a partial last workgroup, gaps between rows intact."""
+    """Depth-to-space chunks that are not 16-byte vectors are staged in shared memory a subgroup
+    at a time: hundreds of chunks, a partial last workgroup, gaps between rows intact. Packed
+    outputs are stored as runs of 16-byte vectors and a tail of words: rows of one 8-byte or one
+    4-byte piece give 273 chunks of 6 or 3 words, so the last run's word count is not a multiple
+    of 4."""
+    eb = data_type.bits // 8
+    widths = [16, max(1, 8 // eb)] + ([4 // eb] if eb <= 4 else [])
     for order in ORDERS:
-        shape = (1, 9 * 7, 13, 16)
-        for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched((1, 7, 39, 48), 96))):
-            desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, data_type, 3, order, in_kind, out_kind, shape=shape)
-            k = desc.kernel()
-            assert k.shader == "depth_space_rows" and k.spec[-1] == 1 and k.count > 256 and k.count % 256, k
+        for w in widths:
+            shape, out_sizes = (1, 9 * 7, 13, w), (1, 7, 39, 3 * w)
+            for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched(out_sizes, 96))):
+                desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, data_type, 3, order, in_kind, out_kind, shape=shape)
+                k = desc.kernel()
+                assert k.shader == "depth_space_rows" and k.spec[7] == 1 and k.count > 256, k
+                assert k.count % 256 if w == 16 else k.count == 273, k
+                # a packed output is stored as runs of 16-byte vectors (FLAT), one with gaps chunk by chunk
+                assert k.spec[8] == (out_kind == "packed"), k
 
 
 @pytest.mark.parametrize("eb", [1, 2])

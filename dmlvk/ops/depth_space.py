@@ -10,7 +10,7 @@ from ..enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.capabilities import SUBGROUP_SHUFFLE, Capabilities
 from ..runtime.device import Device, Kernel
-from ..tensor import element_extent_bytes, TensorChecker, TensorDesc, nested_order, same_data_type
+from ..tensor import element_extent_bytes, packed_strides, TensorChecker, TensorDesc, nested_order, same_data_type
 from ..arrays import DeviceArray, empty
 from .base import CompiledOperator, array_bytes, array_layout, as_host_array, check_out, device_for, into_out
 
@@ -32,6 +32,11 @@ ROWS_CHUNKS = 1
 # with 512)
 ROWS_SUBGROUP_STAGED = True
 ROWS_STAGED_LOCAL = 64
+# Staged chunks of a packed space side (consecutive chunks abut) stored as one run of 16-byte
+# vectors (FLAT in the shader) instead of each chunk's 8- or 4-byte vectors (on an H200, B = 3,
+# every element size and order: 0-1.4 points faster, 1 GiB 97.0-97.7 % of copy against
+# 96.4-97.3 %)
+ROWS_FLAT = True
 # B = 4 chunks of 8-byte pieces (32 bytes) moved whole by one invocation, their 16-byte halves
 # exchanged within lane pairs by subgroup shuffles (PAIRED in the shader), where the device has
 # the shuffles: whether the path is taken, its invocations per workgroup (on an H200, every
@@ -224,7 +229,8 @@ class _DepthSpaceDesc:
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged),
-                  int(staged and ROWS_SUBGROUP_STAGED)),
+                  int(staged and ROWS_SUBGROUP_STAGED),
+                  int(ROWS_FLAT and staged and tuple(ss) == packed_strides(space.sizes))),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1),
             local_size=ROWS_STAGED_LOCAL if staged else ROWS_PAIRED_LOCAL if paired else ROWS_LOCAL,

@@ -28,6 +28,7 @@ layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
 layout(constant_id = 7) const uint STAGED = 0;   // 1: depth-to-space stages the workgroup's chunks in shared memory
 layout(constant_id = 8) const uint SUBGROUP_STAGED = 0;   // 1: each subgroup its own chunks (subgroup barrier)
+layout(constant_id = 9) const uint FLAT = 0;     // STAGED: 1 where consecutive chunks abut (see store_staged)
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -96,6 +97,17 @@ bool live;                 // whether the invocation's chunk exists (every invoc
 // of the `count` that store them.
 void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
     const uint VPC = CW / CV;                          // vectors per chunk
+    if (first_chunk >= p.dims.w) return;
+    uint c0 = staged_cword[first_slot];
+    if (FLAT != 0 && c0 % 4 == 0) {
+        // the chunks are one run of words from c0: 16-byte vectors, then the last words
+        uint words = min(count, p.dims.w - first_chunk) * CW, from = first_slot * CW;
+        for (uint v = me; v < words / 4; v += count)
+            dst4[c0 / 4 + v] = uvec4(staged[from + 4 * v], staged[from + 4 * v + 1],
+                                     staged[from + 4 * v + 2], staged[from + 4 * v + 3]);
+        for (uint w = words / 4 * 4 + me; w < words; w += count) dst1[c0 + w] = staged[from + w];
+        return;
+    }
     for (uint q = me; q < count * VPC; q += count) {
         uint ch = q / VPC, part = q - ch * VPC;
         if (first_chunk + ch >= p.dims.w) break;
