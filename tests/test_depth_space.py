@@ -485,24 +485,36 @@ def test_channel_last_path_with_gaps(device, rng, eb):
 
 @pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64],
                          ids=lambda t: t.name)
-def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
-    """Depth-to-space chunks that are not 16-byte vectors are staged in shared memory a subgroup
-    at a time: hundreds of chunks, a partial last workgroup, gaps between rows intact. Packed
-    outputs are stored as runs of 16-byte vectors and a tail of words: rows of one 8-byte or one
-    4-byte piece give 273 chunks of 6 or 3 words, so the last run's word count is not a multiple
-    of 4."""
+def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type, monkeypatch):
+    """Chunks that are not 16-byte vectors are staged in shared memory a subgroup at a time:
+    depth-to-space's always, space-to-depth's of 4- and 8-byte elements from a packed input (of
+    more than ROWS_STAGED_S2D_ABOVE bytes; here of any size).
+    Hundreds of chunks, a partial last workgroup, gaps between rows intact. Packed space sides
+    move as runs of 16-byte vectors and a tail of words: rows of one 8-byte or one 4-byte piece
+    give 273 chunks of 6 or 3 words, so the last run's word count is not a multiple of 4."""
+    from dmlvk.ops import depth_space as ds
     eb = data_type.bits // 8
+    s2d = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 7, 39, 48)), TensorDesc(data_type, (1, 63, 13, 16)), 3,
+                                  DepthSpaceOrder.DEPTH_COLUMN_ROW)
+    assert s2d.kernel().spec[6] == 0                   # small: each invocation loads its own chunk
+    monkeypatch.setattr(ds, "ROWS_STAGED_S2D_ABOVE", 0)
     widths = [16, max(1, 8 // eb)] + ([4 // eb] if eb <= 4 else [])
-    for order in ORDERS:
-        for w in widths:
-            shape, out_sizes = (1, 9 * 7, 13, w), (1, 7, 39, 3 * w)
-            for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched(out_sizes, 96))):
-                desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, data_type, 3, order, in_kind, out_kind, shape=shape)
-                k = desc.kernel()
-                assert k.shader == "depth_space_rows" and k.spec[7] == 1 and k.count > 256, k
-                assert k.count % 256 if w == 16 else k.count == 273, k
-                # a packed output is stored as runs of 16-byte vectors (FLAT), one with gaps chunk by chunk
-                assert k.spec[8] == (out_kind == "packed"), k
+    for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
+        for order in ORDERS:
+            for w in widths:
+                depth, space = (1, 9 * 7, 13, w), (1, 7, 39, 3 * w)
+                shape, out_sizes = (depth, space) if d2s else (space, depth)
+                for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched(out_sizes, 96))):
+                    desc = run_case(device, rng, desc_cls, data_type, 3, order, in_kind, out_kind, shape=shape)
+                    k = desc.kernel()
+                    assert k.shader == "depth_space_rows" and k.count > 256, k
+                    assert k.count % 256 if w == 16 else k.count == 273, k
+                    packed = (out_kind if d2s else in_kind) == "packed"      # the space side
+                    staged = d2s or (eb >= 4 and packed)
+                    assert k.spec[6] == staged and k.spec[7] == staged, k
+                    # a packed space side moves as runs of 16-byte vectors (FLAT), one with gaps
+                    # chunk by chunk
+                    assert k.spec[8] == (staged and packed), k
 
 
 @pytest.mark.parametrize("eb", [1, 2])

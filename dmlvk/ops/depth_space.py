@@ -37,6 +37,13 @@ ROWS_STAGED_LOCAL = 64
 # every element size and order: 0-1.4 points faster, 1 GiB 97.0-97.7 % of copy against
 # 96.4-97.3 %)
 ROWS_FLAT = True
+# Space-to-depth of 4- and 8-byte elements with such chunks (B = 3, 5, 6, 7) from a packed input
+# of more than ROWS_STAGED_S2D_ABOVE bytes loads them through the staging too, as runs of 16-byte
+# vectors (on an H200, B = 3 float32 and float64: at 1 GiB 96.7-97.4 % of copy against
+# 95.8-96.6 %, at 64 MiB equal, at 1 MiB 80-83 % against 94 %; float16 lost 0.6-1.3 points at
+# 1 GiB, uint8 5)
+ROWS_STAGED_S2D = True
+ROWS_STAGED_S2D_ABOVE = 64 * 2 ** 20
 # B = 4 chunks of 8-byte pieces (32 bytes) moved whole by one invocation, their 16-byte halves
 # exchanged within lane pairs by subgroup shuffles (PAIRED in the shader), where the device has
 # the shuffles: whether the path is taken, its invocations per workgroup (on an H200, every
@@ -222,7 +229,11 @@ class _DepthSpaceDesc:
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
         # 32-byte chunks move in 16-byte halves; depth-to-space stages chunks that are not
         # 16-byte vectors in shared memory
-        staged = self.depth_to_space and cv < 4
+        # chunks that are not 16-byte vectors are staged in shared memory: depth-to-space's, and
+        # space-to-depth's of 4- and 8-byte elements from a large packed input
+        flat = ROWS_FLAT and tuple(ss) == packed_strides(space.sizes)
+        staged = cv < 4 and (self.depth_to_space or (ROWS_STAGED_S2D and eb >= 4 and flat
+                                                     and space.total_bytes > ROWS_STAGED_S2D_ABOVE))
         if staged or paired:
             chunks = 1
         items = total * (2 if cw == 8 and not paired else 1)
@@ -230,7 +241,7 @@ class _DepthSpaceDesc:
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged),
                   int(staged and ROWS_SUBGROUP_STAGED),
-                  int(ROWS_FLAT and staged and tuple(ss) == packed_strides(space.sizes))),
+                  int(staged and flat)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1),
             local_size=ROWS_STAGED_LOCAL if staged else ROWS_PAIRED_LOCAL if paired else ROWS_LOCAL,

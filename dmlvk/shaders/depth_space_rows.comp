@@ -26,7 +26,7 @@ layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint K = 2;        // elements per piece
 layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
-layout(constant_id = 7) const uint STAGED = 0;   // 1: depth-to-space stages the workgroup's chunks in shared memory
+layout(constant_id = 7) const uint STAGED = 0;   // 1: the chunks go through shared memory (see store_staged)
 layout(constant_id = 8) const uint SUBGROUP_STAGED = 0;   // 1: each subgroup its own chunks (subgroup barrier)
 layout(constant_id = 9) const uint FLAT = 0;     // STAGED: 1 where consecutive chunks abut (see store_staged)
 
@@ -80,11 +80,12 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
     }
 }
 
-// STAGED (depth-to-space, chunks that are not whole 16-byte vectors): each invocation builds its
+// STAGED (chunks that are not whole 16-byte vectors): in depth-to-space each invocation builds its
 // chunk in shared memory; then the workgroup stores the chunks' vectors with neighbouring
 // invocations on neighbouring vectors (a 24-byte chunk per invocation would leave each store
-// instruction a third of every 24 bytes).
-// With SUBGROUP_STAGED each subgroup stages and stores its own invocations' chunks, after a
+// instruction a third of every 24 bytes). Space-to-depth (FLAT) loads the chunks into shared
+// memory the same way, then each invocation takes its own.
+// With SUBGROUP_STAGED each subgroup stages and moves its own invocations' chunks, after a
 // subgroup barrier, so that a workgroup's subgroups do not wait for each other.
 shared uint staged[STAGED == 1 ? gl_WorkGroupSize.x * CW : 1];
 shared uint staged_cword[STAGED == 1 ? gl_WorkGroupSize.x : 1];
@@ -115,6 +116,29 @@ void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
         if (CV == 2) dst2[at / 2] = uvec2(staged[from], staged[from + 1]);
         else dst1[at] = staged[from];
     }
+}
+
+// Space-to-depth (FLAT only: its input is packed): the mirror of store_staged, every load issued
+// before any is written.
+void load_staged(uint first_chunk, uint first_slot, uint count, uint me) {
+    if (first_chunk >= p.dims.w) return;
+    uint c0 = staged_cword[first_slot];
+    uint words = min(count, p.dims.w - first_chunk) * CW, from = first_slot * CW;
+    uint vecs = c0 % 4 == 0 ? words / 4 : 0;           // 16-byte vectors, then the last words
+    const uint NV = (CW + 3) / 4;                      // vectors an invocation, at most
+    uvec4 v[NV];
+    [[unroll]] for (uint j = 0; j < NV; ++j) {
+        uint i = me + j * count;
+        v[j] = i < vecs ? src4[c0 / 4 + i] : uvec4(0);
+    }
+    [[unroll]] for (uint j = 0; j < NV; ++j) {
+        uint i = me + j * count;
+        if (i < vecs) {
+            staged[from + 4 * i] = v[j].x; staged[from + 4 * i + 1] = v[j].y;
+            staged[from + 4 * i + 2] = v[j].z; staged[from + 4 * i + 3] = v[j].w;
+        }
+    }
+    for (uint w = vecs * 4 + me; w < words; w += count) staged[from + w] = src1[c0 + w];
 }
 
 void move_chunk(uint chunk) {
@@ -193,7 +217,9 @@ void move_chunk(uint chunk) {
         if (!live) return;
 #else
         for (uint v = 0; v < CW / CV; ++v) {
-            if (CV == 4) {
+            if (STAGED == 1) {
+                for (uint w = 0; w < CV; ++w) cw[CV * v + w] = staged[slot * CW + CV * v + w];
+            } else if (CV == 4) {
                 uvec4 x = src4[cword / 4 + v];
                 cw[4 * v] = x.x; cw[4 * v + 1] = x.y; cw[4 * v + 2] = x.z; cw[4 * v + 3] = x.w;
             } else if (CV == 2) {
@@ -273,6 +299,18 @@ void main() {
             uint first_slot = sub ? gl_SubgroupID * gl_SubgroupSize : 0u;
             slot = first_slot + me;
             item = p.first + group * gl_WorkGroupSize.x + slot;
+            if (D2S == 0) {
+                if (item < p.dims.w) {
+                    uint cword, depth_elem[BLOCK];
+                    locate(item, cword, depth_elem);
+                    staged_cword[slot] = cword;
+                }
+                if (sub) { subgroupMemoryBarrierShared(); subgroupBarrier(); } else barrier();
+                load_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
+                if (sub) { subgroupMemoryBarrierShared(); subgroupBarrier(); } else barrier();
+                if (item < p.dims.w) move_chunk(item);
+                continue;
+            }
             if (item < p.dims.w) move_chunk(item);
             if (sub) {
                 subgroupMemoryBarrierShared();
