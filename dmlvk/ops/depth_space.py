@@ -50,8 +50,8 @@ ROWS_STAGED_S2D_ABOVE = 64 * 2 ** 20
 # element size, operator and order: 93.8-96.5 % of the best copy at 64 MiB and 95.9-97.5 % at
 # 1 GiB, against 91.3-95.8 and 91.6-94.7 % with 4-byte pieces; 2 or 4 chunks per invocation lost
 # 1-4 points, workgroups of 256 about a point, 16-byte pieces exchanged within groups of four
-# 0.1-1.3 points; depth-to-space through the shared-memory staging of B = 3 measured within a
-# timer step, space-to-depth through it lost 4-6 points)
+# 0.1-1.3 points; through the shared-memory staging of B = 3, as runs of 16-byte vectors,
+# depth-to-space lost 0.4-0.7 points at 1 GiB and space-to-depth moved by -1.9 to +0.7)
 ROWS_PAIRED = True
 ROWS_PAIRED_LOCAL = 128
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
@@ -227,10 +227,9 @@ class _DepthSpaceDesc:
         chunks = ROWS_CHUNKS
         cw = k * b * eb // 4                                # chunk words
         cv = 4 if cw % 4 == 0 else 2 if cw % 2 == 0 else 1  # words per vector of it
-        # 32-byte chunks move in 16-byte halves; depth-to-space stages chunks that are not
-        # 16-byte vectors in shared memory
-        # chunks that are not 16-byte vectors are staged in shared memory: depth-to-space's, and
-        # space-to-depth's of 4- and 8-byte elements from a large packed input
+        # 32-byte chunks move in 16-byte halves, or whole where paired; chunks that are not
+        # 16-byte vectors are staged in shared memory: depth-to-space's, and space-to-depth's of
+        # 4- and 8-byte elements from a large packed input
         flat = ROWS_FLAT and tuple(ss) == packed_strides(space.sizes)
         staged = cv < 4 and (self.depth_to_space or (ROWS_STAGED_S2D and eb >= 4 and flat
                                                      and space.total_bytes > ROWS_STAGED_S2D_ABOVE))
