@@ -716,6 +716,35 @@ def test_channel_last_dcr_input_order(device, rng, dt, monkeypatch):
     assert taken == (8 if eb == 8 else 12), taken
 
 
+@pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
+                         ids=lambda t: t.name)
+def test_channel_last_s2d_input_order(device, rng, dt, monkeypatch):
+    """DEPTH_COLUMN_ROW space-to-depth through move_dcr runs in the input's order where the input's
+    pixels abut and a block row's run of B pixels is whole 32-byte sectors, of 64 bytes or more
+    or with B = 2 (a vector may span input pixels of a run); B = 2, 3, 4, runs of 1 to 8 sectors
+    and narrower, with gaps after rows and images, and after pixels (then in the output's order);
+    against the reference, gaps intact, and the same with the output's order."""
+    from dmlvk.ops import depth_space as ds
+    eb, order, taken = dt.bits // 8, DepthSpaceOrder.DEPTH_COLUMN_ROW, 0
+    for b in (2, 3, 4):
+        for cs in sorted({max(1, 4 // eb), 8 // eb if eb <= 8 else 1, 16 // eb, 32 // eb} - {0}):
+            for pixel_gap, gaps in ((0, False), (0, True), (4, True)):
+                space_sizes, depth_sizes = (2, cs, 3 * b, 5 * b), (2, cs * b * b, 3, 5)
+                ins = _nhwc_gapped(space_sizes, pixel_gap, 8 * gaps, 24 * gaps)
+                outs = _nhwc_gapped(depth_sizes, 0, 16 * gaps, 8 * gaps)
+                run = b * cs * eb
+                want = pixel_gap == 0 and run % 32 == 0 and (run >= 64 or b == 2)
+                for in_order in (True, False):
+                    monkeypatch.setattr(ds, "S2D_INPUT_ORDER", in_order)
+                    desc = run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, ins, outs, shape=space_sizes)
+                    k = desc.kernel(device.capabilities)
+                    if k.shader != "depth_space_nhwc" or k.spec[5] != 0:
+                        continue                                    # lanes or tiles
+                    assert k.spec[14] == (want and in_order), (desc, k)
+                    taken += k.spec[14]
+    assert taken >= 4, taken
+
+
 @pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16], ids=lambda t: t.name)
 def test_channel_last_lanes(device, rng, dt, monkeypatch):
     """depth_space_lanes.comp (a depth-side pixel per invocation, stores through the subgroup's

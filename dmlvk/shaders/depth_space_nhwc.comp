@@ -72,6 +72,23 @@ void move_dcr(uint v) {
         else dst1[to] = src1[from];
         return;
     }
+    if (D2S == 0 && IN_ORDER != 0) {
+        // The v-th vector of the input's rows: channels ic.. of input pixel (n, iy, ix), at block
+        // position blk of output pixel (iy / BLOCK, ix / BLOCK) (a vector spanning input pixels
+        // stays in a block row, whose channels are contiguous in the output).
+        uint in_row = p.in_dims.z * p.in_dims.w / VEC_ELEMS;
+        uint r = v / in_row, e = (v % in_row) * VEC_ELEMS;
+        uint ix = e / p.in_dims.w, ic = e % p.in_dims.w;
+        uint iy = r % p.in_dims.y, in_n = r / p.in_dims.y;
+        uint blk = (iy % BLOCK) * BLOCK + ix % BLOCK;
+        uint from = (in_n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic) * ELEM_BYTES / VEC_BYTES;
+        uint to = (in_n * p.out_strides.x + (iy / BLOCK) * p.out_strides.y + (ix / BLOCK) * p.out_strides.z
+                   + blk * p.in_dims.w + ic) * ELEM_BYTES / VEC_BYTES;
+        if (VEC_BYTES == 16) dst4[to] = src4[from];
+        else if (VEC_BYTES == 8) dst2[to] = src2[from];
+        else dst1[to] = src1[from];
+        return;
+    }
     uint per_row = p.out_dims.z * p.out_dims.w / VEC_ELEMS;
     uint row = v / per_row, e0 = (v % per_row) * VEC_ELEMS;
     uint x = e0 / p.out_dims.w, c0 = e0 % p.out_dims.w;
