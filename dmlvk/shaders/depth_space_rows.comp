@@ -7,9 +7,8 @@
 // 4-byte vectors. Its elements come from BLOCK "pieces" of K contiguous elements (4 or 8 bytes
 // each), one per column offset bw, in BLOCK rows of the depth-side tensor. Each invocation moves
 // CHUNKS chunks (32-byte chunks: halves of chunks, or with PAIRED whole ones; STAGED: see
-// store_staged): whole vectors on
-// the space side, whole 4/8-byte words on the depth side, so every memory access is a full,
-// aligned vector and no byte is shared between invocations.
+// store_staged): whole vectors on the space side, whole 4/8-byte words on the depth side, so
+// every memory access is a full, aligned vector and no byte is shared between invocations.
 
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
