@@ -122,9 +122,8 @@ def _widest_vector(need_bytes, element_bytes: int) -> Optional[int]:
 def _paired(capabilities: Optional[Capabilities]) -> bool:
     """Whether the rows kernel may pair invocations through subgroup shuffles: a device with them,
     whose subgroups (2 invocations or more) fill ROWS_PAIRED_LOCAL whole."""
-    sg = capabilities.subgroup_size if capabilities else 0
     return (ROWS_PAIRED and capabilities is not None and capabilities.has(SUBGROUP_SHUFFLE)
-            and sg >= 2 and ROWS_PAIRED_LOCAL % sg == 0)
+            and capabilities.subgroup_size >= 2 and ROWS_PAIRED_LOCAL % capabilities.subgroup_size == 0)
 
 
 def _pixel_strides(strides) -> tuple:

@@ -13,8 +13,8 @@ layout(constant_id = 3) const uint D2S = 1;      // 1: depth-to-space, 0: space-
 layout(constant_id = 4) const uint ORDER = 0;    // 0: DEPTH_COLUMN_ROW (DCR), 1: COLUMN_ROW_DEPTH (CRD)
 layout(constant_id = 5) const uint VEC_BYTES = 16;
 layout(constant_id = 6) const uint BLOCKS = 0;   // 1 move_blocks (depth-to-space), 2 move_staged, 3 move_tiled
-// move_dcr of depth-to-space: 1, invocation v moves the v-th vector of the input (loads in
-// memory order, stores in runs of a block row), 0 the v-th of the output
+// move_dcr: 1, invocation v moves the v-th vector of the input (loads in memory order, stores in
+// runs of a block row), 0 the v-th of the output
 layout(constant_id = 15) const uint IN_ORDER = 0;
 
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -56,34 +56,27 @@ uint source_dcr(uint n, uint y, uint x, uint c) {
 // output pixels packed along W) in a run of BLOCK pixels that one input pixel fills. Its source is
 // one contiguous, aligned vector.
 void move_dcr(uint v) {
-    if (D2S != 0 && IN_ORDER != 0) {
-        // The v-th vector of the input's rows: channels c0.. of input pixel (n, iy, ix), which
-        // lie in block row blk / BLOCK from block column blk % BLOCK (the vector stays in one run).
+    if (IN_ORDER != 0) {
+        // The v-th vector of the input's rows: channels ic.. of input pixel (n, iy, ix).
         uint in_row = p.in_dims.z * p.in_dims.w / VEC_ELEMS;
         uint r = v / in_row, e = (v % in_row) * VEC_ELEMS;
         uint ix = e / p.in_dims.w, ic = e % p.in_dims.w;
         uint iy = r % p.in_dims.y, in_n = r / p.in_dims.y;
-        uint blk = ic / p.out_dims.w, oc = ic % p.out_dims.w;
         uint from = (in_n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic) * ELEM_BYTES / VEC_BYTES;
-        uint to = (in_n * p.out_strides.x + (iy * BLOCK + blk / BLOCK) * p.out_strides.y
-                   + (ix * BLOCK + blk % BLOCK) * p.out_strides.z + oc) * ELEM_BYTES / VEC_BYTES;
-        if (VEC_BYTES == 16) dst4[to] = src4[from];
-        else if (VEC_BYTES == 8) dst2[to] = src2[from];
-        else dst1[to] = src1[from];
-        return;
-    }
-    if (D2S == 0 && IN_ORDER != 0) {
-        // The v-th vector of the input's rows: channels ic.. of input pixel (n, iy, ix), at block
-        // position blk of output pixel (iy / BLOCK, ix / BLOCK) (a vector spanning input pixels
-        // stays in a block row, whose channels are contiguous in the output).
-        uint in_row = p.in_dims.z * p.in_dims.w / VEC_ELEMS;
-        uint r = v / in_row, e = (v % in_row) * VEC_ELEMS;
-        uint ix = e / p.in_dims.w, ic = e % p.in_dims.w;
-        uint iy = r % p.in_dims.y, in_n = r / p.in_dims.y;
-        uint blk = (iy % BLOCK) * BLOCK + ix % BLOCK;
-        uint from = (in_n * p.in_strides.x + iy * p.in_strides.y + ix * p.in_strides.z + ic) * ELEM_BYTES / VEC_BYTES;
-        uint to = (in_n * p.out_strides.x + (iy / BLOCK) * p.out_strides.y + (ix / BLOCK) * p.out_strides.z
-                   + blk * p.in_dims.w + ic) * ELEM_BYTES / VEC_BYTES;
+        uint to;
+        if (D2S != 0) {
+            // they lie in block row blk / BLOCK from block column blk % BLOCK (the vector stays
+            // in one run)
+            uint blk = ic / p.out_dims.w, oc = ic % p.out_dims.w;
+            to = (in_n * p.out_strides.x + (iy * BLOCK + blk / BLOCK) * p.out_strides.y
+                  + (ix * BLOCK + blk % BLOCK) * p.out_strides.z + oc) * ELEM_BYTES / VEC_BYTES;
+        } else {
+            // at block position blk of output pixel (iy / BLOCK, ix / BLOCK) (a vector spanning
+            // input pixels stays in a block row, whose channels are contiguous in the output)
+            uint blk = (iy % BLOCK) * BLOCK + ix % BLOCK;
+            to = (in_n * p.out_strides.x + (iy / BLOCK) * p.out_strides.y + (ix / BLOCK) * p.out_strides.z
+                  + blk * p.in_dims.w + ic) * ELEM_BYTES / VEC_BYTES;
+        }
         if (VEC_BYTES == 16) dst4[to] = src4[from];
         else if (VEC_BYTES == 8) dst2[to] = src2[from];
         else dst1[to] = src1[from];
