@@ -5,7 +5,8 @@ peers users would otherwise pick (each peer in its own process: see dmlvk/bench_
 
 Writes DIR/bench-<device>.json (every figure), DIR/bench-<device>.md (tables) and, when matplotlib
 is installed, DIR/bench-<device>-*.png (charts). Kernel times are GPU timestamps around the
-dispatches (median and spread over R back-to-back runs); per-call figures are wall clock."""
+dispatches (median and spread over at least R batches of back-to-back runs, each batch spanning
+0.25 ms or more); per-call figures are wall clock."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,9 @@ from .runtime.device import Device, Kernel
 from .tensor import TensorDesc
 
 MiB = 1 << 20
+# Timer: a batch of back-to-back runs spans at least BATCH_S seconds; at most MAX_RUNS runs a
+# measurement
+BATCH_S, MAX_RUNS = 250e-6, 4096
 COPY_LOCAL, COPY_CHUNKS = 256, 1
 
 ELEMENT_TYPES = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.FLOAT64}
@@ -95,10 +99,18 @@ class Timer:
     """GPU timings taken at the clocks a busy device runs at. GPUs drop their clocks within
     seconds of idling (an H200 fell from 1980 to 345 MHz between short bursts and then copied at
     a third of its bandwidth), so every measurement follows `warm_s` seconds of steady copying,
-    and covers at least `window_s` seconds of back-to-back runs."""
+    and covers at least `window_s` seconds of back-to-back runs.
 
-    def __init__(self, device: Device, repeats: int, warm_s: float, window_s: float = 0.02):
+    The runs are timed in batches of consecutive runs spanning at least `batch_s` each, and the
+    figures are the median and spread of the batches' mean run times (over at least `repeats`
+    batches). A timestamp's tick can be coarse against one run (256 ns on an H200, 0.7 % of a
+    64 MiB copy): single runs' times then sit on that grid, and so would their median, while a
+    batch's span carries the tick only once."""
+
+    def __init__(self, device: Device, repeats: int, warm_s: float, window_s: float = 0.02,
+                 batch_s: float = BATCH_S):
         self.device, self.repeats, self.warm_s, self.window_s = device, repeats, warm_s, window_s
+        self.batch_s = batch_s
         self._warm = None
         if warm_s > 0:
             n = 64 * MiB
@@ -113,13 +125,15 @@ class Timer:
             self._warm.run()
 
     def __call__(self, run: Callable[[int], List[float]], warm: bool = True) -> dict:
-        """run(n) returns the GPU seconds of n back-to-back runs. warm=False: the GPU has just
-        been busy (a measurement taken right after another)."""
-        est = float(np.median(run(3)))
-        n = int(min(1000, max(self.repeats, np.ceil(self.window_s / max(est, 1e-7)))))
+        """run(n) returns the GPU seconds of each of n back-to-back runs. warm=False: the GPU has
+        just been busy (a measurement taken right after another)."""
+        est = max(float(np.median(run(3))), 1e-7)
+        k = int(min(MAX_RUNS // self.repeats, max(1, np.ceil(self.batch_s / est))))   # runs a batch
+        batches = int(min(max(self.repeats, MAX_RUNS // k), max(self.repeats, np.ceil(self.window_s / (k * est)))))
         if warm:
             self.warm()
-        return stats(run(n))
+        runs = np.array(run(k * batches), dtype=np.float64)
+        return {**stats(runs.reshape(batches, k).mean(axis=1)), "runs": k * batches, "batch": k}
 
 
 def copy_seconds(timer: "Timer", nbytes: int, buffers, warm: bool = True) -> dict:
@@ -295,7 +309,9 @@ def nominal_mib(row) -> float:
 
 def depth_space_summary(rows) -> List[str]:
     """The depth/space figures by size class: cases of 64 MiB or more against 90 % of the best
-    same-size copy, 1-8 MiB ones against 70 %, and the 1 GiB ones against torch."""
+    same-size copy (all of them, and those without gaps: the targets' packed and NHWC layouts),
+    1-8 MiB ones against 70 %, those with gaps against copies of their own layouts, and the 1 GiB
+    ones against torch."""
     best = _best_copies(rows)
     pct = lambda r: 100 * r["gbps"] / best[r["bytes"]]
     name = lambda r: (f"{r['case']} {r['op']} {r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} "
@@ -303,6 +319,8 @@ def depth_space_summary(rows) -> List[str]:
     out = ["## Summary", "", "| cases | count | at or above | median % of best copy | lowest |",
            "| --- | ---: | ---: | ---: | --- |"]
     for label, sel, bar in (("64 MiB or more", lambda r: nominal_mib(r) >= 64, 90),
+                            ("64 MiB or more, packed and NHWC", lambda r: nominal_mib(r) >= 64
+                             and not r.get("layout_copy_gbps"), 90),
                             ("1-8 MiB", lambda r: 1 <= nominal_mib(r) <= 8, 70),
                             ("all", lambda r: True, 90)):
         group = [r for r in rows if sel(r)]
@@ -438,11 +456,19 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
 
 
+def _protocol(result: dict) -> str:
+    """How the kernel times were taken (results written before batches: single runs)."""
+    if "batch_s" in result:
+        return (f"median over at least {result['repeats']} batches of back-to-back runs, each batch "
+                f"{result['batch_s'] * 1e3:g} ms or more and all covering 20 ms or more (each batch: its mean run)")
+    return f"median of at least {result['repeats']} back-to-back runs covering 20 ms or more"
+
+
 def markdown(result: dict) -> str:
     dev = result["device"]
     out = [f"# dmlvk benchmark: {dev['name']}", "",
            f"{_run_dates(result)}, driver {dev['driver']}, Vulkan {dev['api_version']}, "
-           f"dmlvk: GPU timestamps, median of at least {result['repeats']} back-to-back runs covering 20 ms or more, "
+           f"dmlvk: GPU timestamps, {_protocol(result)}, "
            f"each case after {result['warm_s']} s of steady copying (clocks up). Bytes moved = read + write.", ""]
     ds = result["depth_space"]
     if ds:
@@ -689,6 +715,7 @@ def run(device: Device, sizes_mib, repeats: int, peers: bool, check: bool, conv_
     result = {
         **_header(device),
         "repeats": repeats,
+        "batch_s": timer.batch_s,
         "warm_s": warm_s,
         "depth_space": measure_depth_space(timer, cases, progress, check, rounds=1 if warm_s == 0 else ROUNDS),
         "conv": measure_conv(timer, progress, check, conv_batches, rounds=1 if warm_s == 0 else 3),
@@ -756,6 +783,9 @@ def merge_results(results: List[dict]) -> dict:
     for r in results[1:]:
         if r["device"]["name"] != first["device"]["name"]:
             raise ValueError(f"runs on different devices: {first['device']['name']} and {r['device']['name']}")
+        if r.get("batch_s") != first.get("batch_s"):
+            raise ValueError("runs timed differently (batches of runs against single runs, or batches of other "
+                             "spans); measure them again under one protocol")
         index = {_case_key(x): i for i, x in enumerate(first["depth_space"])}
         new = [x for x in r["depth_space"] if _case_key(x) not in index]
         shared = {x["bytes"] for x in first["depth_space"]} & {x["bytes"] for x in new}
@@ -784,7 +814,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--out", default="benchmarks", help="output folder (default: benchmarks)")
     ap.add_argument("--sizes", default=None,
                     help="depth/space tensor sizes in MiB, comma-separated (default 1,64,1024 on GPUs, 1,16 on CPU devices)")
-    ap.add_argument("--repeats", type=int, default=10, help="timed runs per case (default 10)")
+    ap.add_argument("--repeats", type=int, default=10, help="timed batches of runs per case, at least (default 10)")
     ap.add_argument("--conv-batches", default=None, help="convolution batch sizes (default 32,1 on GPUs, 1 on CPU devices)")
     ap.add_argument("--warm", type=float, default=None,
                     help="seconds of steady copying before each measurement (default 0.5 on GPUs, 0 on CPU devices)")

@@ -84,3 +84,25 @@ def test_pipeline_statistics(device):
     finally:
         stats.close()
     assert executables and all(ex["statistics"] for ex in executables)
+
+
+def test_timer_resolves_below_the_timestamp_tick():
+    # Runs of 1.3 us timed with a 1 us tick read 1 or 2 us each (their median: 1 us); the timer's
+    # batches of runs carry the tick once a batch, and their median comes out at 1.3 us.
+    from dmlvk.bench import Timer
+    ticks = lambda i: int((i + 1) * 1.3) - int(i * 1.3)
+    timer = Timer(device=None, repeats=10, warm_s=0, window_s=1e-3, batch_s=50e-6)
+    t = timer(lambda n: [ticks(i) * 1e-6 for i in range(n)])
+    assert t["batch"] >= 50 and t["runs"] == t["batch"] * (t["runs"] // t["batch"]) >= 10 * t["batch"]
+    assert t["median_s"] == pytest.approx(1.3e-6, rel=0.02)
+    single = Timer(device=None, repeats=10, warm_s=0, window_s=1e-3, batch_s=0)(lambda n: [ticks(i) * 1e-6 for i in range(n)])
+    assert single["batch"] == 1 and single["median_s"] == 1e-6
+
+
+def test_runs_timed_differently_are_not_merged():
+    dev = {"name": "gpu"}
+    row = {"case": "64 MiB", "op": "DEPTH_TO_SPACE1", "data_type": "DML_TENSOR_DATA_TYPE_UINT8", "block": 2,
+           "order": "DEPTH_COLUMN_ROW", "layout": "packed", "bytes": 64, "gbps": 1.0, "copy_gbps": 1.0}
+    batched = {"date": "d2", "device": dev, "batch_s": 250e-6, "depth_space": [{**row, "bytes": 1}]}
+    with pytest.raises(ValueError, match="timed differently"):
+        merge_results([{"date": "d1", "device": dev, "depth_space": [row]}, batched])
