@@ -427,6 +427,51 @@ def test_rows_path_paired_b4_chunks(device, portable_device, rng, data_type):
                         assert kern.defines == () and kern.count == 840, kern     # 16-byte chunks or halves
 
 
+@pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
+                         ids=lambda t: t.name)
+def test_rows_path_block_row_major_space_to_depth(device, portable_device, monkeypatch, rng, data_type):
+    """Space-to-depth with B = 3 / 4 of large inputs takes each channel's rows in block-row order
+    (the thresholds lowered here): two images of several channels, packed and row-pitched (gaps
+    intact), both orders, on the device and the portable one; the size thresholds per order; never
+    for depth-to-space, B = 2 or staged chunks."""
+    from dmlvk.ops import depth_space as ds
+    eb = data_type.bits // 8
+    k = max(1, 8 // eb)
+    row_major = lambda desc, dev=device: desc.kernel(dev.capabilities).spec[9]
+    space, depth = (2, 3, 12, 12 * k), (2, 48, 3, 3 * k)
+    small = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, depth), 4,
+                                    DepthSpaceOrder.COLUMN_ROW_DEPTH)
+    assert not row_major(small)
+    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_FROM", small.input_tensor.total_bytes)
+    assert row_major(small)
+    dcr = dmlvk.SpaceToDepth1Desc(small.input_tensor, small.output_tensor, 4, DepthSpaceOrder.DEPTH_COLUMN_ROW)
+    assert not row_major(dcr)
+    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE", dcr.input_tensor.total_bytes - 1)
+    assert row_major(dcr)
+    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_FROM", 0)
+    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE", 0)
+    for b in (3, 4):
+        space, depth = (2, 3, 5 * b, 4 * b * k), (2, 3 * b * b, 5, 4 * k)
+        for order in ORDERS:
+            for in_kind, out_kind in (("packed", "packed"), (_row_pitched(space, 2 * b * k), _row_pitched(depth, 4 * k))):
+                for dev in (device, portable_device):
+                    desc = run_case(dev, rng, dmlvk.SpaceToDepth1Desc, data_type, b, order, in_kind, out_kind, shape=space)
+                    kern = desc.kernel(dev.capabilities)
+                    assert kern.shader == "depth_space_rows" and kern.spec[9] == 1, kern
+        d2s = dmlvk.DepthToSpace1Desc(TensorDesc(data_type, depth), TensorDesc(data_type, space), b, order)
+        assert not row_major(d2s)
+    space = (1, 2, 8, 8 * k)
+    s2d2 = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, (1, 8, 4, 4 * k)), 2,
+                                   DepthSpaceOrder.COLUMN_ROW_DEPTH)
+    assert not row_major(s2d2)
+    if eb >= 4:                         # staged chunks keep their order
+        monkeypatch.setattr(ds, "ROWS_STAGED_S2D_ABOVE", 0)
+        staged = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 2, 9, 48)), TensorDesc(data_type, (1, 18, 3, 16)), 3,
+                                         DepthSpaceOrder.COLUMN_ROW_DEPTH)
+        kern = staged.kernel(device.capabilities)
+        assert kern.spec[6] == 1 and kern.spec[9] == 0, kern
+
+
 def _nhwc_gapped(sizes, pixel_pad, row_pad, image_pad):
     """Unit C stride with gaps after every pixel, row and image (element counts)."""
     n, c, h, w = sizes

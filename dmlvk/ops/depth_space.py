@@ -54,6 +54,13 @@ ROWS_STAGED_S2D_ABOVE = 64 * 2 ** 20
 # depth-to-space lost 0.4-0.7 points at 1 GiB and space-to-depth moved by -1.9 to +0.7)
 ROWS_PAIRED = True
 ROWS_PAIRED_LOCAL = 128
+# Space-to-depth with B = 3 or 4 (where not staged) takes a channel's input rows in block-row
+# order (BLOCK_ROW_MAJOR in the shader) from ROWS_BLOCK_ROW_MAJOR_FROM bytes of input in
+# COLUMN_ROW_DEPTH order, above ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE in DEPTH_COLUMN_ROW order: the output
+# rows written at once then lie in B planes instead of B^2 (see _block_row_major).
+ROWS_BLOCK_ROW_MAJOR = True
+ROWS_BLOCK_ROW_MAJOR_FROM = 64 * 2 ** 20
+ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE = 256 * 2 ** 20
 # Channel-last COLUMN_ROW_DEPTH through shared-memory tiles of space-side rows (_staged): whether
 # the path is taken where it measured faster (_staged_wins), the tile's size and its invocations;
 # with an odd B, tiles wide enough for STAGED_FILL units an invocation (on an H200 uint8 B = 3
@@ -235,16 +242,37 @@ class _DepthSpaceDesc:
                                                      and space.total_bytes > ROWS_STAGED_S2D_ABOVE))
         if staged or paired:
             chunks = 1
+        row_major = not staged and self._block_row_major()
         items = total * (2 if cw == 8 and not paired else 1)
         return Kernel(
             shader="depth_space_rows",
             spec=(eb, b, int(self.depth_to_space), int(self._order), k, chunks, int(staged),
                   int(staged and ROWS_SUBGROUP_STAGED),
-                  int(staged and flat)),
+                  int(staged and flat), int(row_major)),
             push=tuple(ss[:3]) + (0,) + tuple(ds[:3]) + (0, cpr, hs, cs, total),
             count=-(-items // chunks), slots=(0, 1),
             local_size=ROWS_STAGED_LOCAL if staged else ROWS_PAIRED_LOCAL if paired else ROWS_LOCAL,
             defines=(("PAIRED", 1),) if paired else ())
+
+    def _block_row_major(self) -> bool:
+        """Whether the rows path takes each space-side channel's rows in block-row order (every
+        BLOCK-th row from 0, then from 1, ...): space-to-depth with B = 3 or 4, from
+        ROWS_BLOCK_ROW_MAJOR_FROM bytes of input in COLUMN_ROW_DEPTH order and above
+        ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE in DEPTH_COLUMN_ROW order. Measured on an H200 (packed, each
+        case in both orders in alternation, points of % of the paired copy): B = 4 COLUMN_ROW_DEPTH +0.1 to +1.2 at 64 MiB, +1.2 to +1.8
+        at 256 MiB, +0.8 to +1.7 at 1 GiB; B = 4 DEPTH_COLUMN_ROW -0.6 to +0.2 at 64 and 256 MiB,
+        +0.9 to +2.1 at 1 GiB; B = 3 of 1- and 2-byte elements -0.7 to +0.5 at 64 MiB, +0.8 /
+        +0.9 (COLUMN_ROW_DEPTH) and -0.2 / -0.4 at 256 MiB, +0.7 to +1.4 at 1 GiB; B = 2 lost
+        (-1.3 to +0.2 at 64 MiB, -1.8 to +0.7 at 1 GiB). Depth-to-space lost at 1, 16, 256 MiB and
+        1 GiB (up to -2.6 points), though B = 3 DEPTH_COLUMN_ROW gained 0.6-2.4 at 64 MiB. With the
+        staged loads of B = 3 (4- and 8-byte elements above 64 MiB) it lost 2.5-3.7 points, and
+        without them it measured within 0.3 points of them, so those keep their order."""
+        if self.depth_to_space or self.block_size not in (3, 4) or not ROWS_BLOCK_ROW_MAJOR:
+            return False
+        nbytes = self.input_tensor.total_bytes
+        if self._order == DepthSpaceOrder.COLUMN_ROW_DEPTH:
+            return nbytes >= ROWS_BLOCK_ROW_MAJOR_FROM
+        return nbytes > ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE
 
     def _nhwc_kernel(self) -> Optional[Kernel]:
         """The channel-last path (dmlvk/shaders/depth_space_nhwc.comp), or None: both tensors must

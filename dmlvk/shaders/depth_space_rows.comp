@@ -28,6 +28,10 @@ layout(constant_id = 6) const uint CHUNKS = 1;   // chunks per invocation
 layout(constant_id = 7) const uint STAGED = 0;   // 1: the chunks go through shared memory (see store_staged)
 layout(constant_id = 8) const uint SUBGROUP_STAGED = 0;   // 1: each subgroup its own chunks (subgroup barrier)
 layout(constant_id = 9) const uint FLAT = 0;     // STAGED: 1 where consecutive chunks abut (see store_staged)
+// 1: a space-side channel's rows in the order of their block row (every BLOCK-th row from 0, then
+// from 1, ...), so that the depth-side rows in flight at once lie in BLOCK planes, not BLOCK^2.
+// Not with STAGED (FLAT takes consecutive chunks to abut across rows).
+layout(constant_id = 10) const uint BLOCK_ROW_MAJOR = 0;
 
 // Binding 0 is the input, binding 1 the output; each is declared at the vector widths it is used at.
 layout(std430, binding = 0) restrict readonly buffer Src1 { uint src1[]; };
@@ -68,6 +72,10 @@ void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
     uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
     uint row = chunk / cpr, j = chunk - row * cpr;
     uint hs = row % hs_size; row /= hs_size;
+    if (BLOCK_ROW_MAJOR != 0) {
+        uint hd = hs_size / BLOCK;
+        hs = (hs % hd) * BLOCK + hs / hd;
+    }
     uint cs = row % cs_size;
     uint n = row / cs_size;
     uint bh = hs % BLOCK, h = hs / BLOCK;
