@@ -437,7 +437,7 @@ def test_rows_path_block_row_major_space_to_depth(device, portable_device, monke
     from dmlvk.ops import depth_space as ds
     eb = data_type.bits // 8
     k = max(1, 8 // eb)
-    row_major = lambda desc, dev=device: desc.kernel(dev.capabilities).spec[9]
+    row_major = lambda desc: desc.kernel(device.capabilities).spec[9]
     space, depth = (2, 3, 12, 12 * k), (2, 48, 3, 3 * k)
     small = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, depth), 4,
                                     DepthSpaceOrder.COLUMN_ROW_DEPTH)

@@ -258,15 +258,17 @@ class _DepthSpaceDesc:
         """Whether the rows path takes each space-side channel's rows in block-row order (every
         BLOCK-th row from 0, then from 1, ...): space-to-depth with B = 3 or 4, from
         ROWS_BLOCK_ROW_MAJOR_FROM bytes of input in COLUMN_ROW_DEPTH order and above
-        ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE in DEPTH_COLUMN_ROW order. Measured on an H200 (packed, each
-        case in both orders in alternation, points of % of the paired copy): B = 4 COLUMN_ROW_DEPTH +0.1 to +1.2 at 64 MiB, +1.2 to +1.8
-        at 256 MiB, +0.8 to +1.7 at 1 GiB; B = 4 DEPTH_COLUMN_ROW -0.6 to +0.2 at 64 and 256 MiB,
-        +0.9 to +2.1 at 1 GiB; B = 3 of 1- and 2-byte elements -0.7 to +0.5 at 64 MiB, +0.8 /
-        +0.9 (COLUMN_ROW_DEPTH) and -0.2 / -0.4 at 256 MiB, +0.7 to +1.4 at 1 GiB; B = 2 lost
-        (-1.3 to +0.2 at 64 MiB, -1.8 to +0.7 at 1 GiB). Depth-to-space lost at 1, 16, 256 MiB and
-        1 GiB (up to -2.6 points), though B = 3 DEPTH_COLUMN_ROW gained 0.6-2.4 at 64 MiB. With the
-        staged loads of B = 3 (4- and 8-byte elements above 64 MiB) it lost 2.5-3.7 points, and
-        without them it measured within 0.3 points of them, so those keep their order."""
+        ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE in DEPTH_COLUMN_ROW order. Measured on an H200 (packed,
+        each case in both orders in alternation; points of % of the paired copy):
+        - B = 4 COLUMN_ROW_DEPTH: +0.1 to +1.2 at 64 MiB, +1.2 to +1.8 at 256 MiB, +0.8 to +1.7
+          at 1 GiB; DEPTH_COLUMN_ROW: -0.6 to +0.2 at 64 and 256 MiB, +0.9 to +2.1 at 1 GiB;
+        - B = 3 of 1- and 2-byte elements: -0.7 to +0.5 at 64 MiB; at 256 MiB +0.8 / +0.9 in
+          COLUMN_ROW_DEPTH order and -0.2 / -0.4 in DEPTH_COLUMN_ROW; +0.7 to +1.4 at 1 GiB;
+        - B = 2 lost: -1.3 to +0.2 at 64 MiB, -1.8 to +0.7 at 1 GiB;
+        - depth-to-space lost at 1, 16, 256 MiB and 1 GiB (up to -2.6), though B = 3
+          DEPTH_COLUMN_ROW gained 0.6-2.4 at 64 MiB;
+        - with the staged loads of B = 3 (4- and 8-byte elements above 64 MiB) it lost 2.5-3.7,
+          and without them it measured within 0.3 points of them, so those keep their order."""
         if self.depth_to_space or self.block_size not in (3, 4) or not ROWS_BLOCK_ROW_MAJOR:
             return False
         nbytes = self.input_tensor.total_bytes
