@@ -36,6 +36,13 @@ layout(push_constant) uniform Push {
 const uint VEC_ELEMS = VEC_BYTES / ELEM_BYTES;
 const uint VEC_WORDS = VEC_BYTES / 4;
 
+// One whole vector from src vector `from` to dst vector `to` (indices in VEC_BYTES vectors).
+void copy_vector(uint to, uint from) {
+    if (VEC_BYTES == 16) dst4[to] = src4[from];
+    else if (VEC_BYTES == 8) dst2[to] = src2[from];
+    else dst1[to] = src1[from];
+}
+
 // The input element (index in elements) holding output channel c of output pixel (n, y, x), in
 // DEPTH_COLUMN_ROW order.
 uint source_dcr(uint n, uint y, uint x, uint c) {
@@ -77,9 +84,7 @@ void move_dcr(uint v) {
             to = (in_n * p.out_strides.x + (iy / BLOCK) * p.out_strides.y + (ix / BLOCK) * p.out_strides.z
                   + blk * p.in_dims.w + ic) * ELEM_BYTES / VEC_BYTES;
         }
-        if (VEC_BYTES == 16) dst4[to] = src4[from];
-        else if (VEC_BYTES == 8) dst2[to] = src2[from];
-        else dst1[to] = src1[from];
+        copy_vector(to, from);
         return;
     }
     uint per_row = p.out_dims.z * p.out_dims.w / VEC_ELEMS;
@@ -87,10 +92,7 @@ void move_dcr(uint v) {
     uint x = e0 / p.out_dims.w, c0 = e0 % p.out_dims.w;
     uint y = row % p.out_dims.y, n = row / p.out_dims.y;
     uint o = (n * p.out_strides.x + y * p.out_strides.y + x * p.out_strides.z + c0) * ELEM_BYTES / VEC_BYTES;
-    uint at = source_dcr(n, y, x, c0) * ELEM_BYTES / VEC_BYTES;
-    if (VEC_BYTES == 16) dst4[o] = src4[at];
-    else if (VEC_BYTES == 8) dst2[o] = src2[at];
-    else dst1[o] = src1[at];
+    copy_vector(o, source_dcr(n, y, x, c0) * ELEM_BYTES / VEC_BYTES);
 }
 
 const uint BB = BLOCK * BLOCK;

@@ -101,6 +101,17 @@ uint slot;                 // STAGED: the invocation's chunk's place in staged a
 bool live;                 // whether the invocation's chunk exists (every invocation shuffles)
 #endif
 
+// The barrier between staging and moving the chunks: a subgroup's (SUBGROUP_STAGED) or the
+// workgroup's.
+void staging_barrier() {
+    if (SUBGROUP_STAGED != 0) {
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+    } else {
+        barrier();
+    }
+}
+
 // Stores the `count` staged chunks from first_chunk (at slots from first_slot), invocation `me`
 // of the `count` that store them.
 void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
@@ -312,19 +323,14 @@ void main() {
                     locate(item, cword, depth_elem);
                     staged_cword[slot] = cword;
                 }
-                if (sub) { subgroupMemoryBarrierShared(); subgroupBarrier(); } else barrier();
+                staging_barrier();
                 load_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
-                if (sub) { subgroupMemoryBarrierShared(); subgroupBarrier(); } else barrier();
+                staging_barrier();
                 if (item < p.dims.w) move_chunk(item);
                 continue;
             }
             if (item < p.dims.w) move_chunk(item);
-            if (sub) {
-                subgroupMemoryBarrierShared();
-                subgroupBarrier();
-            } else {
-                barrier();
-            }
+            staging_barrier();
             store_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
         } else if (CW == 8) {
             if (item < 2 * p.dims.w) move_half_chunk(item);
