@@ -7,6 +7,7 @@ import dmlvk
 from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
 from dmlvk.__main__ import run_depth_space_example
 from dmlvk.examples import depth_space_examples
+from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE
 from harness import bits, element_mask, layout, make_tensor, random_bytes, strided_view
 
 ALL_TYPES = [DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16, DataType.UINT8,
@@ -408,7 +409,7 @@ def test_rows_path_paired_b4_chunks(device, portable_device, rng, data_type):
     exchanged within lane pairs. 420 chunks: several workgroups, the last one and its last
     subgroup partly empty; packed and row-pitched (gaps intact); both operators and orders; the
     same cases without shuffles take 4-byte pieces (or halves of chunks)."""
-    if not device.capabilities.has("subgroupShuffle"):
+    if not device.capabilities.has(SUBGROUP_SHUFFLE):
         pytest.skip("the device has no subgroup shuffles")
     eb = data_type.bits // 8
     k = 8 // eb                                       # elements per 8-byte piece

@@ -166,6 +166,15 @@ void move_chunk(uint chunk) {
 
     uint pw[BLOCK][2];   // pieces
     uint cw[8];          // chunk
+#ifdef PAIRED
+    // Invocations t and t ^ h (h: half the subgroup) form a pair; the low one moves the first
+    // 16-byte halves of both chunks, the high one the second halves (see below).
+    uint h = gl_SubgroupSize / 2;
+    bool low = gl_SubgroupInvocationID < h;
+    uint half_index = low ? 0 : 1;
+    uint other = subgroupShuffleXor(cword, h);
+    bool other_live = subgroupShuffleXor(live, h);
+#endif
     if (D2S == 1) {
         for (uint bw = 0; bw < BLOCK; ++bw) {
 #ifdef PAIRED
@@ -198,17 +207,11 @@ void move_chunk(uint chunk) {
             return;
         }
 #ifdef PAIRED
-        // Invocations t and t ^ h (h: half the subgroup) form a pair: the low one stores the first
-        // halves of its own chunk and of its partner's, the high one the second halves of its
-        // partner's and of its own, so that each store instruction of the subgroup covers the
-        // abutting halves of h chunks.
-        uint h = gl_SubgroupSize / 2;
-        bool low = gl_SubgroupInvocationID < h;
-        uint other = subgroupShuffleXor(cword, h);
-        bool other_live = subgroupShuffleXor(live, h);
+        // The low invocation stores the first halves of its own chunk and of its partner's, the
+        // high one the second halves of its partner's and of its own, so that each store
+        // instruction of the subgroup covers the abutting halves of h chunks.
         uvec4 h0 = uvec4(cw[0], cw[1], cw[2], cw[3]), h1 = uvec4(cw[4], cw[5], cw[6], cw[7]);
         uvec4 x = subgroupShuffleXor(low ? h1 : h0, h);
-        uint half_index = low ? 0 : 1;
         if (low ? live : other_live) dst4[(low ? cword : other) / 4 + half_index] = low ? h0 : x;
         if (low ? other_live : live) dst4[(low ? other : cword) / 4 + half_index] = low ? x : h1;
         return;
@@ -222,11 +225,6 @@ void move_chunk(uint chunk) {
 #ifdef PAIRED
         // the mirror of the stores above: the pair loads those halves, then swaps the two that
         // belong to the other's chunk
-        uint h = gl_SubgroupSize / 2;
-        bool low = gl_SubgroupInvocationID < h;
-        uint other = subgroupShuffleXor(cword, h);
-        bool other_live = subgroupShuffleXor(live, h);
-        uint half_index = low ? 0 : 1;
         uvec4 a = (low ? live : other_live) ? src4[(low ? cword : other) / 4 + half_index] : uvec4(0);
         uvec4 b = (low ? other_live : live) ? src4[(low ? other : cword) / 4 + half_index] : uvec4(0);
         uvec4 x = subgroupShuffleXor(low ? b : a, h);
