@@ -1,0 +1,210 @@
+"""The real DirectML as an oracle: dmlvk descriptions (and buffers) in, DirectML's answers out.
+
+DirectML.dll 1.15.4 (release, no debug layer) runs under Wine, whose d3d12 is vkd3d 1.6, on Mesa
+25.0.7's lavapipe, under Xvfb; ci/directml.sh installs and builds what it needs into
+$DMLVK_DIRECTML_HOME (default ~/.cache/dmlvk-directml). dml_oracle.exe runs one batch of cases per
+Wine process; a batch that crashes is resumed after the case that crashed (recorded as a crash).
+
+    oracle = DirectML.find()          # None, with DirectML.missing() saying why, when not set up
+    results = oracle.run([Case(desc), Case(desc, buffers=[x, out_initial])])
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+import dmlvk
+from dmlvk.tensor import TensorDesc
+
+LABEL = ("release DirectML 1.15.4 (onnxruntime-directml 1.24.4), its DXBC shaders through vkd3d 1.6 "
+         "(Wine 8.0) on Mesa 25.0.7 lavapipe, no debug layer")
+E_INVALIDARG = -2147024809          # 0x80070057, DirectML's answer to an invalid description
+CRASHED = "crashed"
+
+
+def home() -> Path:
+    return Path(os.environ.get("DMLVK_DIRECTML_HOME") or Path.home() / ".cache" / "dmlvk-directml")
+
+
+@dataclass
+class Case:
+    """A description, and for execution the bytes of every tensor present, in DirectML's binding
+    order: the inputs, then the output buffer's initial bytes (its gaps must come back unchanged)."""
+    desc: object
+    buffers: Optional[Sequence[Optional[np.ndarray]]] = None
+
+
+@dataclass
+class Result:
+    create_hr: Optional[int]            # None: the oracle crashed on this case
+    exec_hr: int = 0
+    output: Optional[np.ndarray] = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.create_hr is not None and self.create_hr >= 0
+
+    @property
+    def crashed(self) -> bool:
+        return self.create_hr is None
+
+
+@dataclass
+class DeviceInfo:
+    create_hr: int
+    max_feature_level: int
+    supported_types: frozenset = field(default_factory=frozenset)
+
+
+# ---- encoding -------------------------------------------------------------------------------------
+
+def _u32(*values) -> bytes:
+    return struct.pack(f"<{len(values)}I", *[v & 0xFFFFFFFF for v in values])
+
+
+def _tensor(t: Optional[TensorDesc]) -> bytes:
+    if t is None:
+        return _u32(0)
+    out = _u32(1, int(t.data_type), int(t.flags), len(t.sizes), *t.sizes)
+    out += _u32(0) if t.strides is None else _u32(1, *t.strides)
+    return out + struct.pack("<Q", t.total_bytes) + _u32(t.guaranteed_base_offset_alignment)
+
+
+def operator_tensors(desc) -> List[Optional[TensorDesc]]:
+    """The description's tensors in DirectML's binding order, the output last."""
+    if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
+        return desc.tensors()
+    return [desc.input_tensor, desc.output_tensor]
+
+
+def expressible(desc) -> Optional[str]:
+    """None if DirectML's C structure can carry the description, else why not."""
+    for t in operator_tensors(desc):
+        if t is not None and not isinstance(t, TensorDesc):
+            return "a tensor is not a TensorDesc"
+        if t is not None and (len(t.sizes) > 16 or t.total_bytes >= 2**64):
+            return "a tensor's rank or size does not fit the case file"
+    if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
+        lengths = {len(desc.strides), len(desc.dilations), len(desc.start_padding), len(desc.end_padding)}
+        if len(lengths) != 1:
+            return "Strides, Dilations and paddings have different lengths (one DimensionCount in DirectML)"
+        if len(desc.strides) > 16:
+            return "DimensionCount above 16"
+        g = desc.group_count
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g <= 0xFFFFFFFF:
+            return "GroupCount is not a UINT"
+    else:
+        b = desc.block_size
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 0 <= b <= 0xFFFFFFFF:
+            return "BlockSize is not a UINT"
+        order = getattr(desc, "order", 0)
+        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not -2**31 <= order < 2**31:
+            return "Order is not an INT"
+    return None
+
+
+def encode(case: Case) -> bytes:
+    desc = case.desc
+    why = expressible(desc)
+    if why:
+        raise ValueError(f"not a DirectML description: {why}")
+    tensors = operator_tensors(desc)
+    out = _u32(int(desc.operator_type), int(case.buffers is not None))
+    if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
+        out += b"".join(_tensor(t) for t in tensors)
+        out += _u32(len(desc.strides), *desc.strides, *desc.dilations, *desc.start_padding, *desc.end_padding,
+                    desc.group_count)
+    else:
+        out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor)
+        out += _u32(desc.block_size, int(getattr(desc, "order", 0)))
+    if case.buffers is not None:
+        if len(case.buffers) != len(tensors):
+            raise ValueError(f"{len(tensors)} buffers expected, got {len(case.buffers)}")
+        for t, b in zip(tensors, case.buffers):
+            if t is None:
+                continue
+            raw = np.ascontiguousarray(b).view(np.uint8).reshape(-1)
+            if raw.size < t.total_bytes:
+                raise ValueError(f"a buffer holds {raw.size} bytes; its tensor needs {t.total_bytes}")
+            out += struct.pack("<Q", raw.size) + raw.tobytes()
+    return out
+
+
+# ---- running --------------------------------------------------------------------------------------
+
+def missing() -> Optional[str]:
+    """Why the oracle cannot run here (None if it can)."""
+    h = home()
+    for f in ("DirectML.dll", "dml_oracle.exe", "mesa/lvp_icd.json", "prefix/system.reg"):
+        if not (h / f).exists():
+            return f"{h / f} is missing: run `bash ci/directml.sh` (Wine, mingw-w64, Xvfb, Mesa 25 lavapipe, DirectML.dll)"
+    for tool in ("wine", "xvfb-run"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed: run `bash ci/directml.sh`"
+    return None
+
+
+class DirectML:
+    def __init__(self, path: Path):
+        self.home = path
+        self.device: Optional[DeviceInfo] = None
+
+    @classmethod
+    def find(cls) -> Optional["DirectML"]:
+        return None if missing() else cls(home())
+
+    def _env(self) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VK_", "WINE"))}
+        icd = str(self.home / "mesa" / "lvp_icd.json")
+        lib = str(self.home / "mesa" / "root" / "usr" / "lib" / "x86_64-linux-gnu")
+        env.update(WINEPREFIX=str(self.home / "prefix"), WINEARCH="win64", WINEDEBUG="-all",
+                   WINEDLLOVERRIDES="mscoree,mshtml=", VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd,
+                   LD_LIBRARY_PATH=lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""))
+        return env
+
+    def _batch(self, blobs: List[bytes], timeout: float) -> tuple:
+        with tempfile.TemporaryDirectory(prefix="dmlvk-oracle-") as tmp:
+            cases, results = Path(tmp) / "cases.bin", Path(tmp) / "results.bin"
+            cases.write_bytes(b"DMLC" + _u32(1, len(blobs)) + b"".join(blobs))
+            proc = subprocess.run(["xvfb-run", "-a", "wine", str(self.home / "dml_oracle.exe"),
+                                   "Z:" + str(cases).replace("/", "\\"), "Z:" + str(results).replace("/", "\\")],
+                                  cwd=self.home, env=self._env(), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+            data = results.read_bytes() if results.exists() else b""
+        if data[:4] != b"DMLR" or len(data) < 20:
+            raise RuntimeError(f"the DirectML oracle did not start (exit {proc.returncode}): "
+                               f"{proc.stdout.decode(errors='replace')[-2000:]}")
+        hr, level, types = struct.unpack_from("<iII", data, 8)
+        info = DeviceInfo(hr, level, frozenset(dt for dt in dmlvk.DataType if types >> int(dt) & 1))
+        if hr < 0:
+            raise RuntimeError(f"DMLCreateDevice1 failed: 0x{hr & 0xFFFFFFFF:08x}")
+        out, pos = [], 20
+        while pos + 16 <= len(data) and len(out) < len(blobs):
+            create_hr, exec_hr, n = struct.unpack_from("<iiQ", data, pos)
+            if pos + 16 + n > len(data):
+                break
+            raw = np.frombuffer(data, np.uint8, n, pos + 16).copy() if exec_hr >= 0 and n else None
+            out.append(Result(create_hr, exec_hr, raw))
+            pos += 16 + n
+        return info, out
+
+    def run(self, cases: Sequence[Case], timeout: float = 1800.0) -> List[Result]:
+        """DirectML's answer for every case, in order (a case on which the oracle crashed gets a
+        Result whose create_hr is None; the batch goes on after it)."""
+        blobs = [encode(c) for c in cases]
+        results: List[Result] = []
+        while len(results) < len(blobs):
+            info, got = self._batch(blobs[len(results):], timeout)
+            self.device = info
+            results += got
+            if len(results) < len(blobs):
+                results.append(Result(None))
+        return results
