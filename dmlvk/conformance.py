@@ -46,6 +46,9 @@ class Rule:
 
 
 DOC, CHOICE = "documented", "dmlvk's choice (spec 9)"
+# What the release DirectML.dll 1.15.4 answered at FL 6_4 where it differs from, or settles, the
+# documentation; DIVERGES: dmlvk keeps another answer on purpose (README, "Semantics choices").
+MEASURED, DIVERGES = "measured on DirectML", "dmlvk's choice against DirectML"
 FL = FeatureLevel
 
 RULES: List[Rule] = [
@@ -68,10 +71,10 @@ RULES: List[Rule] = [
          lambda: _d2s1(inp=TensorDesc(F32, (1, 8, 2, 3), guaranteed_base_offset_alignment=3)), None, DOC),
     Rule("5.1.8", "OWNED_BY_DML on an output",
          lambda: _d2s1(out=TensorDesc(F32, (1, 2, 4, 6), flags=TensorFlags.OWNED_BY_DML)), None, DOC),
-    Rule("5.1.9", "output with zero strides", lambda: _d2s1(out=TensorDesc(F32, (1, 2, 4, 6), (0, 0, 6, 1))),
-         None, CHOICE),
-    Rule("5.1.9", "output with overlapping strides",
-         lambda: _d2s1(out=TensorDesc(F32, (1, 2, 4, 6), (24, 12, 3, 1))), None, CHOICE),
+    Rule("5.1.9", "output with a zero stride on a dimension larger than 1",
+         lambda: _d2s1(out=TensorDesc(F32, (1, 2, 4, 6), (0, 0, 6, 1))), None, MEASURED),
+    Rule("5.1.9", "output with overlapping non-zero strides (documented as invalid, accepted by the release DLL)",
+         lambda: _d2s1(out=TensorDesc(F32, (1, 2, 4, 6), (24, 12, 3, 1))), FL.FL_2_1, MEASURED),
     Rule("5.1.9", "input with zero strides (broadcast) is fine",
          lambda: _d2s1(inp=TensorDesc(F32, (1, 8, 2, 3), (0, 0, 0, 1))), FL.FL_2_1, CHOICE),
     Rule("5.2.1", "input of DimensionCount 3", lambda: _d2s1(inp=TensorDesc(F32, (8, 2, 3))), None, DOC),
@@ -99,14 +102,25 @@ RULES: List[Rule] = [
          lambda: _qc(input_tensor=TensorDesc(U8, (1, 4, 6)), filter_tensor=TensorDesc(I8, (4, 2, 3)),
                      bias_tensor=TensorDesc(I32, (1, 4, 1)), output_tensor=TensorDesc(I8, (1, 4, 4)),
                      strides=(1,), dilations=(1,), start_padding=(0,), end_padding=(0,)), FL.FL_4_0, DOC),
-    Rule("5.3.4", "rank-1 InputScale (FL 4_0)", lambda: _qc(input_scale_tensor=_S(F32, 1)), FL.FL_4_0, DOC),
-    Rule("5.3.4", "rank-1 FilterScale (FL 5_2)", lambda: _qc(filter_scale_tensor=TensorDesc(F32, (4,))),
-         FL.FL_5_2, DOC),
+    Rule("5.3.4", "rank-1 InputScale and InputZeroPoint (FL 4_0)",
+         lambda: _qc(input_scale_tensor=_S(F32, 1), input_zero_point_tensor=_S(U8, 1)), FL.FL_4_0, DOC),
+    Rule("5.3.4", "rank-1 InputScale with a rank-4 InputZeroPoint", lambda: _qc(input_scale_tensor=_S(F32, 1)),
+         None, MEASURED),
+    Rule("5.3.4", "rank-1 per-channel FilterScale {M}",
+         lambda: _qc(filter_scale_tensor=TensorDesc(F32, (4,)), filter_zero_point_tensor=TensorDesc(I8, (4,))),
+         None, MEASURED),
+    Rule("5.3.8", "per-channel FilterScale with a per-tensor FilterZeroPoint",
+         lambda: _qc(filter_zero_point_tensor=_S(I8)), None, MEASURED),
+    Rule("5.3.4", "rank-3 Bias with rank-4 tensors", lambda: _qc(bias_tensor=TensorDesc(I32, (1, 4, 1))),
+         FL.FL_4_0, MEASURED),
     Rule("5.3.4", "Output rank unlike Input's", lambda: _qc(output_tensor=TensorDesc(I8, (1, 4, 9))), None, DOC),
-    Rule("5.3.5", "DimensionCount 3", lambda: _qc(strides=(1, 1, 1), dilations=(1, 1, 1), start_padding=(0, 0, 0),
-                                                 end_padding=(0, 0, 0)), None, DOC),
-    Rule("5.3.6", "stride 0", lambda: _qc(strides=(0, 2)), None, DOC),
-    Rule("5.3.6", "dilation 0", lambda: _qc(dilations=(1, 0)), None, DOC),
+    Rule("5.3.5", "DimensionCount 3 with rank-4 tensors (the first two entries are used)",
+         lambda: _qc(strides=(2, 2, 1), dilations=(1, 2, 1), start_padding=(1, 0, 0), end_padding=(0, 1, 0)),
+         FL.FL_2_1, MEASURED),
+    Rule("5.3.5", "DimensionCount 1 with rank-4 tensors (DirectML accepts it and reads past the arrays)",
+         lambda: _qc(strides=(2,), dilations=(1,), start_padding=(0,), end_padding=(0,)), None, DIVERGES),
+    Rule("5.3.6", "stride 0", lambda: _qc(strides=(0, 2)), FL.FL_2_1, MEASURED),
+    Rule("5.3.6", "dilation 0", lambda: _qc(dilations=(1, 0)), FL.FL_2_1, MEASURED),
     Rule("5.3.6", "start padding 2^32 (past the UINT member's range)", lambda: _qc(start_padding=(2**32, 0)), None, DOC),
     Rule("5.3.7", "GroupCount 3 with 4 input channels", lambda: _qc(group_count=3), None, DOC),
     Rule("5.3.7", "Filter channels not Input channels / GroupCount",
@@ -116,10 +130,13 @@ RULES: List[Rule] = [
     Rule("5.3.8", "FilterScale with 3 of 4 channels", lambda: _qc(filter_scale_tensor=TensorDesc(F32, (1, 3, 1, 1))),
          None, DOC),
     Rule("5.3.8", "Bias with one element", lambda: _qc(bias_tensor=TensorDesc(I32, (1, 1, 1, 1))), None, DOC),
-    Rule("5.3.9", "wrong output sizes", lambda: _qc(output_tensor=TensorDesc(I8, (1, 4, 3, 4))), None, DOC),
+    Rule("5.3.9", "output grid other than the formula's (computed over the grid given)",
+         lambda: _qc(output_tensor=TensorDesc(I8, (1, 4, 3, 4))), FL.FL_2_1, MEASURED),
+    Rule("5.3.9", "output channels other than Filter's", lambda: _qc(output_tensor=TensorDesc(I8, (1, 2, 3, 3))),
+         None, MEASURED),
     Rule("5.3.9", "kernel wider than the padded input",
          lambda: _qc(input_tensor=TensorDesc(U8, (1, 4, 5, 1)), output_tensor=TensorDesc(I8, (1, 4, 3, 1))),
-         None, DOC),
+         FL.FL_2_1, MEASURED),
 ]
 
 

@@ -158,6 +158,7 @@ def run_case(case, devices: dict, rng) -> str:
     import dmlvk
     from . import reference
     from .enums import FeatureLevel
+    from .tensor import has_overlap
     try:
         desc = _desc(case)
         level = FeatureLevel(case["level"])
@@ -188,17 +189,21 @@ def run_case(case, devices: dict, rng) -> str:
         x, w = _view(bufs[0], descs[0]), _view(bufs[3], descs[3])
         four = lambda a: a if a.ndim == 4 else a.reshape(a.shape[0], a.shape[1], 1, a.shape[2])
         d = desc
-        pair = lambda vals, fill: tuple(vals) if len(vals) == 2 else (fill,) + tuple(vals)
+        pair = lambda vals, fill: tuple(vals[:2]) if len(vals) >= 2 else (fill,) + tuple(vals)
+        grid = four(np.empty(out.sizes, np.uint8)).shape[2:]
         want = reference.quantized_linear_convolution(
             four(x), v(1)[0], None if v(2) is None else v(2)[0], four(w), v(4), v(5), v(6), v(7)[0],
             None if v(8) is None else v(8)[0], out.data_type.numpy_dtype,
             strides=pair(d.strides, 1), dilations=pair(d.dilations, 1), start_padding=pair(d.start_padding, 0),
-            end_padding=pair(d.end_padding, 0), group_count=d.group_count).reshape(out.sizes)
+            end_padding=pair(d.end_padding, 0), group_count=d.group_count, output_size=grid).reshape(out.sizes)
     else:
         fn = reference.depth_to_space if desc.depth_to_space else reference.space_to_depth
         want = fn(_view(bufs[0], descs[0]), desc.block_size, desc._order)
     bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
-    if not np.array_equal(bits(got), bits(want)):
+    # An output whose elements share memory (accepted, as by the release DirectML) holds one of the
+    # racing values there: only the bytes outside its elements are checked.
+    overlapping = has_overlap(out.sizes, out.effective_strides) is not False
+    if not overlapping and not np.array_equal(bits(got), bits(want)):
         return "WRONG: result differs from dmlvk.reference"
     mask = np.zeros(out.total_bytes, bool)
     offsets = np.zeros(1, np.int64)

@@ -487,13 +487,15 @@ def _conv_integer(n: _Node, x_shape: tuple, dt, consts: dict, dev: Device):
     wzp_shape = (1, w.shape[0], 1, 1) if wzp is not None and wzp.size > 1 else (1, 1, 1, 1)
     desc = ConvIntegerDesc(
         TensorDesc(x_type, x_shape), one, None if xzp is None else TensorDesc(x_type, (1, 1, 1, 1)),
-        TensorDesc(w_type, w.shape), one, None if wzp is None else TensorDesc(w_type, wzp_shape), None, one, None,
+        TensorDesc(w_type, w.shape), TensorDesc(DataType.FLOAT32, wzp_shape),   # unused; a zero point's
+        None if wzp is None else TensorDesc(w_type, wzp_shape), None, one, None,  # scale has its Sizes
         None, **_conv_kwargs(n))                       # the output, once its sizes are known
     desc = dataclasses.replace(desc, output_tensor=TensorDesc(DataType.INT32, desc.output_sizes()))
     op = dev.operator(desc)
     upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
     ones = upload(np.float32([1.0]))
-    bind = [None, ones, upload(xzp), dev.upload(np.ascontiguousarray(w)), ones, upload(wzp), None, ones, None]
+    filter_ones = upload(np.ones(int(np.prod(wzp_shape)), np.float32))
+    bind = [None, ones, upload(xzp), dev.upload(np.ascontiguousarray(w)), filter_ones, upload(wzp), None, ones, None]
     return op, bind
 
 

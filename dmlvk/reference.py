@@ -43,17 +43,22 @@ def requantize(acc: np.ndarray, multiplier: np.ndarray, output_zero_point: int, 
 
 
 def conv_integer_accumulators(x, x_zp, w, w_zp, bias=None, strides=(1, 1), dilations=(1, 1),
-                              start_padding=(0, 0), end_padding=(0, 0), group_count=1) -> np.ndarray:
+                              start_padding=(0, 0), end_padding=(0, 0), group_count=1,
+                              output_size=None) -> np.ndarray:
     """Spec 4.3's accumulator, a direct loop over the kernel taps, int32 with wraparound:
     acc[n,m,oh,ow] = bias[m] + sum_{c,kh,kw} (X[n, g*Cg+c, ih, iw] - xZP) * (W[m,c,kh,kw] - wZP[m]),
-    taps outside the input contributing 0. x is (N,C,H,W), w is (M,Cg,KH,KW)."""
+    taps outside the input contributing 0. x is (N,C,H,W), w is (M,Cg,KH,KW). output_size (OH, OW)
+    asks for another output grid than the formula's (DirectML computes over the grid it is given)."""
     n, c, h, wd = x.shape
     m, cg, kh, kw = w.shape
     sh, sw = strides
     dh, dw = dilations
     (ph0, pw0), (ph1, pw1) = start_padding, end_padding
-    oh = (h + ph0 + ph1 - ((kh - 1) * dh + 1)) // sh + 1
-    ow = (wd + pw0 + pw1 - ((kw - 1) * dw + 1)) // sw + 1
+    if output_size is not None:
+        oh, ow = output_size
+    else:
+        oh = (h + ph0 + ph1 - ((kh - 1) * dh + 1)) // sh + 1
+        ow = (wd + pw0 + pw1 - ((kw - 1) * dw + 1)) // sw + 1
     xs = x.astype(np.int64) - int(x_zp)
 
     def taps(size, outs, k, s, d, pad):

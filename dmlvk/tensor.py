@@ -187,8 +187,10 @@ def _fmt_type(dt) -> str:
 class TensorChecker:
     """Checks one tensor of one operator; every failure names both, the rule and the values."""
 
-    def __init__(self, op_name: str, tensor_name: str, desc: Optional[TensorDesc], level: FeatureLevel):
+    def __init__(self, op_name: str, tensor_name: str, desc: Optional[TensorDesc], level: FeatureLevel,
+                 strict: bool = False):
         self.op, self.name, self.desc, self.level = op_name, tensor_name, desc, level
+        self.strict = strict
 
     def fail(self, rule: str) -> None:
         raise ValidationError(f"{self.op}: tensor '{self.name}' {rule}")
@@ -241,7 +243,12 @@ class TensorChecker:
             self.fail(f"has unknown Flags 0x{int(d.flags):x}.")
         if is_output and d.flags & TensorFlags.OWNED_BY_DML:
             self.fail("is an output and cannot carry DML_TENSOR_FLAG_OWNED_BY_DML.")
-        if is_output:                                                           # rule 9, [U] choice
+        if is_output and not self.strict:                                       # rule 9, release DLL
+            for s, st in zip(d.sizes, d.effective_strides):
+                if st == 0 and s > 1:
+                    self.fail(f"has Strides {list(d.effective_strides)}: a zero stride on a dimension of "
+                              f"size {s}; output tensors must not overlap.")
+        if is_output and self.strict:                                           # rule 9, documented
             overlap = has_overlap(d.sizes, d.effective_strides)
             if overlap:
                 self.fail(f"has Strides {list(d.effective_strides)} under which two elements share "

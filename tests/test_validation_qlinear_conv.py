@@ -21,6 +21,12 @@ def dev():
             (FeatureLevel.FL_2_0, FeatureLevel.FL_2_1, FeatureLevel.FL_4_0, FeatureLevel.FL_5_2, FeatureLevel.FL_6_4)}
 
 
+@pytest.fixture(scope="module")
+def strict():
+    """The debug layer's rules (Device(debug=True)): the documented checks the release DLL skips."""
+    return dmlvk.Device(debug=True)
+
+
 def rejects(device, desc, *words):
     with pytest.raises(ValidationError) as e:
         device.create_operator(desc)
@@ -72,24 +78,31 @@ def test_rule_4_ranks_per_feature_level(dev):
     dev[FeatureLevel.FL_4_0].create_operator(rank3)
     rejects(dev[FeatureLevel.FL_6_4], with_(output_tensor=TensorDesc(I8, (1, 4, 9))), "'Output'", "share one DimensionCount")
     rejects(dev[FeatureLevel.FL_6_4], with_(input_tensor=TensorDesc(U8, (1, 1, 4, 5, 6))), "'Input'", "DimensionCount 5")
-    small = with_(input_scale_tensor=S(F32, 1), output_zero_point_tensor=S(I8, 2))
+    small = with_(input_scale_tensor=S(F32, 1), input_zero_point_tensor=S(U8, 1), output_scale_tensor=S(F32, 2),
+                  output_zero_point_tensor=S(I8, 2))
     rejects(dev[FeatureLevel.FL_2_1], small, "'InputScale'", "DimensionCount 1")
     dev[FeatureLevel.FL_4_0].create_operator(small)
-    fs1 = with_(filter_scale_tensor=TensorDesc(F32, (4,)))
+    fs1 = with_(filter_scale_tensor=S(F32, 1), filter_zero_point_tensor=S(I8, 1))    # per-tensor
     rejects(dev[FeatureLevel.FL_4_0], fs1, "'FilterScale'", "DimensionCount 1")
     dev[FeatureLevel.FL_5_2].create_operator(fs1)
 
 
-def test_rule_5_dimension_count(dev):
-    rejects(dev[FeatureLevel.FL_6_4], with_(strides=(1, 1, 1), dilations=(1, 1, 1), start_padding=(0, 0, 0),
-                                            end_padding=(0, 0, 0)), "DimensionCount is 3")
-    rejects(dev[FeatureLevel.FL_6_4], with_(strides=(1,), dilations=(1,), start_padding=(0,), end_padding=(0,)),
-            "DimensionCount is 1")
+def test_rule_5_dimension_count(dev, strict):
+    three = with_(strides=(2, 2, 1), dilations=(1, 2, 1), start_padding=(1, 0, 0), end_padding=(0, 1, 0))
+    rejects(strict, three, "DimensionCount is 3")
+    # The release DirectML accepts it and uses the first two entries: so does dmlvk by default.
+    dev[FeatureLevel.FL_6_4].create_operator(three)
+    one = with_(strides=(1,), dilations=(1,), start_padding=(0,), end_padding=(0,))
+    rejects(strict, one, "DimensionCount is 1")
+    # DirectML accepts this too, then reads past the arrays: dmlvk's choice is to reject it.
+    rejects(dev[FeatureLevel.FL_6_4], one, "DimensionCount is 1", "each of the 2 spatial dimensions")
 
 
-def test_rule_6_strides_and_dilations(dev):
-    rejects(dev[FeatureLevel.FL_6_4], with_(strides=(0, 2)), "Strides [0, 2]", "at least 1")
-    rejects(dev[FeatureLevel.FL_6_4], with_(dilations=(1, 0)), "Dilations [1, 0]", "at least 1")
+def test_rule_6_strides_and_dilations(dev, strict):
+    rejects(strict, with_(strides=(0, 2)), "Strides [0, 2]", "at least 1")
+    rejects(strict, with_(dilations=(1, 0)), "Dilations [1, 0]", "at least 1")
+    dev[FeatureLevel.FL_6_4].create_operator(with_(strides=(0, 2)))     # the release DirectML's answer
+    dev[FeatureLevel.FL_6_4].create_operator(with_(dilations=(1, 0)))
     rejects(dev[FeatureLevel.FL_6_4], with_(end_padding=(0,)), "EndPadding has 1 entries")
 
 
@@ -107,20 +120,32 @@ def test_rule_7_groups(dev):
 
 def test_rule_8_per_tensor_and_per_channel_shapes(dev):
     d = dev[FeatureLevel.FL_6_4]
-    rejects(d, with_(input_scale_tensor=TensorDesc(F32, (1, 4, 1, 1))), "'InputScale'", "exactly one element")
-    rejects(d, with_(output_zero_point_tensor=TensorDesc(I8, (1, 1, 1, 2))), "'OutputZeroPoint'", "exactly one")
+    rejects(d, with_(input_scale_tensor=TensorDesc(F32, (1, 4, 1, 1)), input_zero_point_tensor=None),
+            "'InputScale'", "exactly one element")
+    rejects(d, with_(input_scale_tensor=S(F32, 1)), "'InputZeroPoint'", "its scale's Sizes")
+    rejects(d, with_(filter_zero_point_tensor=S(I8)), "'FilterZeroPoint'", "its scale's Sizes")
+    rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (4,)), filter_zero_point_tensor=TensorDesc(I8, (4,))),
+            "'FilterScale'", "in dimension 1")
+    rejects(d, with_(output_scale_tensor=TensorDesc(F32, (1, 1, 1, 2)), output_zero_point_tensor=TensorDesc(I8, (1, 1, 1, 2))),
+            "'OutputScale'", "exactly one")
     rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (1, 3, 1, 1))), "'FilterScale'", "[1, 4, 1, 1]")
-    rejects(d, with_(filter_zero_point_tensor=TensorDesc(I8, (4, 1, 1, 1))), "'FilterZeroPoint'", "channel axis")
+    rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (4, 1, 1, 1)),
+                     filter_zero_point_tensor=TensorDesc(I8, (4, 1, 1, 1))), "'FilterScale'", "in dimension 1")
+    d.create_operator(with_(bias_tensor=TensorDesc(I32, (1, 4, 1))))     # rank 3: the release DLL accepts it
     rejects(d, with_(bias_tensor=TensorDesc(I32, (1, 1, 1, 1))), "'Bias'", "expected [1, 4, 1, 1]")
     d.create_operator(with_(filter_scale_tensor=TensorDesc(F32, (1, 4, 1, 1), (0, 0, 0, 0)),
-                            filter_zero_point_tensor=S(I8)))
+                            filter_zero_point_tensor=TensorDesc(I8, (1, 4, 1, 1), (0, 0, 0, 0))))
 
 
-def test_rule_9_output_size_and_kernel_extent(dev):
+def test_rule_9_output_size_and_kernel_extent(dev, strict):
     d = dev[FeatureLevel.FL_6_4]
-    rejects(d, with_(output_tensor=TensorDesc(I8, (1, 4, 3, 4))), "'Output'", "Sizes [1, 4, 3, 4]", "expected [1, 4, 3, 3]")
-    rejects(d, with_(input_tensor=TensorDesc(U8, (1, 4, 5, 1)), output_tensor=TensorDesc(I8, (1, 4, 3, 1))),
-            "'Filter'", "effective kernel width of 3", "padded input width 2")
+    grid = with_(output_tensor=TensorDesc(I8, (1, 4, 3, 4)))
+    wide = with_(input_tensor=TensorDesc(U8, (1, 4, 5, 1)), output_tensor=TensorDesc(I8, (1, 4, 3, 1)))
+    rejects(strict, grid, "'Output'", "Sizes [1, 4, 3, 4]", "expected [1, 4, 3, 3]")
+    rejects(strict, wide, "'Filter'", "effective kernel width of 3", "padded input width 2")
+    d.create_operator(grid)      # the release DirectML computes over the grid it is given
+    d.create_operator(wide)
+    rejects(d, with_(output_tensor=TensorDesc(I8, (1, 2, 3, 3))), "'Output'", "expected [1, 4, 3, 3]")
 
 
 def test_5_1_rules_apply_to_every_tensor(dev):

@@ -164,14 +164,16 @@ class _DepthSpaceDesc:
             return (n, c // (b * b), h * b, w * b)
         return (n, c * b * b, h // b, w // b)
 
-    def validate(self, level: FeatureLevel) -> None:
+    def validate(self, level: FeatureLevel, strict: bool = False) -> None:
+        """What DirectML checks at CreateOperator; strict adds the documented checks the release
+        DirectML.dll skips (Device(debug=True))."""
         op = self.operator_type.dml_name
         if level < self.min_level:                                                # 5.2 rule 8
             raise ValidationError(f"{op} requires {self.min_level.dml_name}; the device was created "
                                   f"at {level.dml_name}.")
         types = supported_types(level)
-        inp = TensorChecker(op, "Input", self.input_tensor, level).required()   # 5.2 rule 1, 3
-        out = TensorChecker(op, "Output", self.output_tensor, level).required()
+        inp = TensorChecker(op, "Input", self.input_tensor, level, strict).required()   # 5.2 rule 1, 3
+        out = TensorChecker(op, "Output", self.output_tensor, level, strict).required()
         inp.common(is_output=False, ranks={4}, types=types)
         out.common(is_output=True, ranks={4}, types=types)
         same_data_type(op, "Input", self.input_tensor, "Output", self.output_tensor)  # 5.2 rule 2
@@ -588,7 +590,7 @@ class _DepthSpaceDesc:
             count=count, slots=(0, 1), local_size=128, defines=defines)
 
     def _compile(self, device: Device) -> CompiledOperator:
-        self.validate(device.feature_level)
+        self.validate(device.feature_level, device.debug)
         op = CompiledOperator(device, self, [self.input_tensor], [self.output_tensor],
                               [self.kernel(device.capabilities)])
         op.operator_name = self.operator_type.dml_name

@@ -148,14 +148,31 @@ class QuantizedLinearConvolutionDesc:
     def conv_params(self) -> dict:
         """Everything in 4-D form: rank-3 tensors {N,C,W} are {N,C,1,W} (spec 4.2 recommendation)
         and a DimensionCount of 1 describes the W axis."""
-        def pair(v, fill):
-            return tuple(v) if len(v) == 2 else (fill,) + tuple(v)
+        def pair(v, fill):       # DirectML reads the first two entries of longer arrays
+            return tuple(v[:2]) if len(v) >= 2 else (fill,) + tuple(v)
         return dict(input=_as_4d(self.input_tensor.sizes, 1), filter=_as_4d(self.filter_tensor.sizes, 1),
                     strides=pair(self.strides, 1), dilations=pair(self.dilations, 1),
                     start=pair(self.start_padding, 0), end=pair(self.end_padding, 0))
 
+    def output_grid(self) -> tuple:
+        """The output grid the operator computes: the Output tensor's sizes, which DirectML does
+        not require to follow the formula (output_sizes); taps outside the input read as padding."""
+        return tuple(self.output_tensor.sizes)
+
+    def off_formula(self) -> bool:
+        """Whether the description leaves the convolution's formula (an output grid of other sizes,
+        a zero stride or dilation, a kernel larger than the padded input, DimensionCount above 2):
+        accepted as the release DirectML accepts them, and run by the portable kernel alone."""
+        g = self.conv_params()
+        if len(self.strides) > 2 or 0 in g["strides"] or 0 in g["dilations"]:
+            return True
+        for size, k, d, a, b in zip(g["input"][2:], g["filter"][2:], g["dilations"], g["start"], g["end"]):
+            if (k - 1) * d + 1 > size + a + b:
+                return True
+        return tuple(self.output_grid()) != tuple(self.output_sizes())
+
     def output_sizes(self) -> tuple:
-        """Spec 4.3, in the input's rank."""
+        """Spec 4.3's formula, in the input's rank."""
         g = self.conv_params()
         n, _, h, w = g["input"]
         m, _, kh, kw = g["filter"]
@@ -166,11 +183,13 @@ class QuantizedLinearConvolutionDesc:
 
     # ---- validation (spec 5.3) ----------------------------------------------------------------
 
-    def validate(self, level: FeatureLevel) -> None:
+    def validate(self, level: FeatureLevel, strict: bool = False) -> None:
+        """What the release DirectML.dll checks at CreateOperator (measured; see README, "Semantics
+        choices"); strict adds the documented checks it skips (Device(debug=True))."""
         if level < FeatureLevel.FL_2_1:                                                 # rule 1
             raise ValidationError(f"{OP} requires DML_FEATURE_LEVEL_2_1; the device was created at {level.dml_name}.")
         t = self.tensors()
-        chk = [TensorChecker(OP, name, d, level) for name, d in zip(_NAMES, t)]
+        chk = [TensorChecker(OP, name, d, level, strict) for name, d in zip(_NAMES, t)]
         for i in (INPUT, INPUT_SCALE, FILTER, FILTER_SCALE, OUTPUT_SCALE, OUTPUT):      # rule 2
             chk[i].required()
         for i, d in enumerate(t):
@@ -184,32 +203,42 @@ class QuantizedLinearConvolutionDesc:
                  FILTER_SCALE: {DataType.FLOAT32}, FILTER_ZP: _Q8, BIAS: {DataType.INT32},
                  OUTPUT_SCALE: {DataType.FLOAT32}, OUTPUT_ZP: _Q8, OUTPUT: _Q8}
         ranks = {INPUT: main_ranks, FILTER: main_ranks, OUTPUT: main_ranks, BIAS: main_ranks,
-                 FILTER_SCALE: filter_scale_ranks}
+                 FILTER_SCALE: filter_scale_ranks, FILTER_ZP: filter_scale_ranks}
         for i, d in enumerate(t):
             if d is not None:
                 chk[i].common(is_output=i == OUTPUT, ranks=ranks.get(i, small_ranks), types=types[i])
         for zp, of in ((INPUT_ZP, INPUT), (FILTER_ZP, FILTER), (OUTPUT_ZP, OUTPUT)):
             if t[zp] is not None:
                 same_data_type(OP, _NAMES[of], t[of], _NAMES[zp], t[zp])
+        for zp, sc in ((INPUT_ZP, INPUT_SCALE), (FILTER_ZP, FILTER_SCALE), (OUTPUT_ZP, OUTPUT_SCALE)):
+            if t[zp] is not None and t[zp].sizes != t[sc].sizes:                       # DirectML's rule
+                chk[zp].fail(f"has Sizes {list(t[zp].sizes)}; a zero point must have its scale's Sizes "
+                             f"({_NAMES[sc]}: {list(t[sc].sizes)}).")
         rank = t[INPUT].dimension_count
-        for i in (FILTER, OUTPUT, BIAS):
+        # The release DirectML lets Bias be of rank 3 or 4 whatever the Input's rank; the documented
+        # rule (strict) wants one rank for all four.
+        for i in (FILTER, OUTPUT, BIAS) if strict else (FILTER, OUTPUT):
             if t[i] is not None and t[i].dimension_count != rank:
-                chk[i].fail(f"has DimensionCount {t[i].dimension_count}; Input, Filter, Output and Bias "
-                            f"must share one DimensionCount ({rank}).")
+                chk[i].fail(f"has DimensionCount {t[i].dimension_count}; Input, Filter, Output"
+                            f"{' and Bias' if strict else ''} must share one DimensionCount ({rank}).")
         dc = self.dimension_count                                                        # rule 5
-        allowed_dc = {2} if rank == 4 else {1, 2}
-        if dc not in allowed_dc:
-            raise ValidationError(f"{OP}: DimensionCount is {dc}; it must be 2"
-                                  + (" (or 1 for rank-3 tensors)." if rank == 3 else "."))
         for name, vals in (("Strides", self.strides), ("Dilations", self.dilations),       # rule 6
                            ("StartPadding", self.start_padding), ("EndPadding", self.end_padding)):
             if len(vals) != dc:
                 raise ValidationError(f"{OP}: {name} has {len(vals)} entries; DimensionCount is {dc}.")
             if any(not 0 <= v <= 0xFFFFFFFF for v in vals):
                 raise ValidationError(f"{OP}: {name} {list(vals)}; its entries are UINT (0..2^32-1).")
-        if any(s == 0 for s in self.strides):
+        spatial = rank - 2
+        if strict and dc not in ({2} if rank == 4 else {1, 2}):
+            raise ValidationError(f"{OP}: DimensionCount is {dc}; it must be 2"
+                                  + (" (or 1 for rank-3 tensors)." if rank == 3 else "."))
+        if dc < spatial or dc == 0:
+            # The release DirectML accepts it, then reads past the arrays (dmlvk's choice: reject).
+            raise ValidationError(f"{OP}: DimensionCount is {dc}; Strides, Dilations and the paddings "
+                                  f"need an entry for each of the {spatial} spatial dimensions of the tensors.")
+        if strict and any(s == 0 for s in self.strides):
             raise ValidationError(f"{OP}: Strides {list(self.strides)}; every stride must be at least 1.")
-        if any(d == 0 for d in self.dilations):
+        if strict and any(d == 0 for d in self.dilations):
             raise ValidationError(f"{OP}: Dilations {list(self.dilations)}; every dilation must be at least 1.")
         g = self.group_count                                                             # rule 7
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
@@ -230,31 +259,33 @@ class QuantizedLinearConvolutionDesc:
                 chk[i].fail(f"has Sizes {list(t[i].sizes)}; it must hold exactly one element (per-tensor).")
         for i in (FILTER_SCALE, FILTER_ZP):
             if t[i] is not None and not (t[i].element_count == 1 or self._per_channel(t[i].sizes, m)):
-                chk[i].fail(f"has Sizes {list(t[i].sizes)}; expected one element or {m} along the "
-                            f"channel axis ({self._channel_shape(t[i].dimension_count, m)}).")
+                chk[i].fail(f"has Sizes {list(t[i].sizes)}; expected one element or {m} in dimension 1 "
+                            f"({self._channel_shape(max(2, t[i].dimension_count), m)}).")
         if t[BIAS] is not None and not self._per_channel(t[BIAS].sizes, m):
             chk[BIAS].fail(f"has Sizes {list(t[BIAS].sizes)}; expected "
-                           f"{self._channel_shape(t[BIAS].dimension_count, m)}.")
-        for size, k, d, a, b, axis in zip((h, w), (kh, kw), geo["dilations"], geo["start"], geo["end"], ("height", "width")):
-            eff = (k - 1) * d + 1                                                         # rule 9
-            if eff > size + a + b:
-                chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
-                                 f"than the padded input {axis} {size + a + b}.")
-        chk[OUTPUT].sizes_equal(self.output_sizes(), "{Input N, Filter N, OH, OW} per the convolution's output-size formula")
+                           f"{self._channel_shape(max(2, t[BIAS].dimension_count), m)}.")
+        if strict:
+            for size, k, d, a, b, axis in zip((h, w), (kh, kw), geo["dilations"], geo["start"], geo["end"],
+                                              ("height", "width")):
+                eff = (k - 1) * d + 1                                                     # rule 9
+                if eff > size + a + b:
+                    chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
+                                     f"than the padded input {axis} {size + a + b}.")
+            chk[OUTPUT].sizes_equal(self.output_sizes(), "{Input N, Filter N, OH, OW} per the convolution's "
+                                                         "output-size formula")
+        else:
+            # The release DirectML checks N and C only and computes over the grid it is given.
+            chk[OUTPUT].sizes_equal((n, m) + tuple(t[OUTPUT].sizes[2:]), "{Input N, Filter N, ...}: the "
+                                    "output's batch and channels")
 
     @staticmethod
-    def _channel_axis(rank: int) -> int:
-        return 0 if rank == 1 else 1
-
-    @classmethod
-    def _channel_shape(cls, rank: int, m: int) -> list:
-        shape = [1] * rank
-        shape[cls._channel_axis(rank)] = m
-        return shape
+    def _channel_shape(rank: int, m: int) -> list:
+        """A per-channel tensor's Sizes: M in dimension 1 (DirectML rejects a rank-1 {M})."""
+        return [1, m] + [1] * (rank - 2)
 
     @classmethod
     def _per_channel(cls, sizes, m: int) -> bool:
-        return list(sizes) == cls._channel_shape(len(sizes), m)
+        return len(sizes) >= 2 and list(sizes) == cls._channel_shape(len(sizes), m)
 
     # ---- compilation --------------------------------------------------------------------------
 
@@ -265,7 +296,7 @@ class QuantizedLinearConvolutionDesc:
         n, c, h, w = geo["input"]
         m, cg, kh, kw = geo["filter"]
         strides4 = lambda d: _as_4d(d.effective_strides, 0)
-        out4 = _as_4d(self.output_sizes(), 1)
+        out4 = _as_4d(self.output_grid(), 1)
         spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
                 int(t[OUTPUT].data_type == DataType.INT8), int(self._wide_taps()))
         push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
@@ -276,7 +307,7 @@ class QuantizedLinearConvolutionDesc:
         """The portable kernel for this description (plan() gives what a device runs)."""
         spec, push = self._spec_push()
         m, _, _, _ = self.conv_params()["filter"]
-        out4 = _as_4d(self.output_sizes(), 1)
+        out4 = _as_4d(self.output_grid(), 1)
         mg = m // self.group_count
         slots = (INPUT, FILTER, _PARAMS, OUTPUT)
         if mg >= GEMM_MIN_CHANNELS:
@@ -296,6 +327,8 @@ class QuantizedLinearConvolutionDesc:
         depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
         COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups take
         the depthwise rows kernel except where the CPU kernel applies."""
+        if self.off_formula():
+            return [self.kernel(capabilities)], ()
         depthwise, cpu = self._depthwise_kernel(capabilities), self._cpu_plan(capabilities)
         if depthwise is not None and (self.conv_params()["filter"][1] == 1 or cpu is None):
             return [depthwise], ()
@@ -338,7 +371,7 @@ class QuantizedLinearConvolutionDesc:
         if mg < CPU_MIN_CHANNELS:
             return None
         spec, push = self._spec_push()
-        out4 = _as_4d(self.output_sizes(), 1)
+        out4 = _as_4d(self.output_grid(), 1)
         tiles, k = -(-mg // 16), cg * kh * kw
         pixels = out4[0] * out4[2] * out4[3]
         per_group = CPU_LOCAL * CPU_PIXELS
@@ -363,7 +396,7 @@ class QuantizedLinearConvolutionDesc:
         mg, groups = m // self.group_count, self.group_count
         if mg < COOPMAT_MIN_CHANNELS or cg < COOPMAT_MIN_INPUT_CHANNELS or self._wide_taps():
             return None
-        _, _, oh, ow = _as_4d(self.output_sizes(), 1)
+        _, _, oh, ow = _as_4d(self.output_grid(), 1)
         (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
         cp = -(-cg // 32) * 32
         hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
@@ -401,7 +434,7 @@ class QuantizedLinearConvolutionDesc:
         depthwise = cg == 1 and m == self.group_count
         if not (depthwise or 1 < cg < COOPMAT_MIN_INPUT_CHANNELS) or self._wide_taps():
             return None
-        n, _, oh, ow = _as_4d(self.output_sizes(), 1)
+        n, _, oh, ow = _as_4d(self.output_grid(), 1)
         (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
         spec, push = self._spec_push()
         slots = (INPUT, FILTER, _PARAMS, OUTPUT)
@@ -446,7 +479,7 @@ class QuantizedLinearConvolutionDesc:
 
     def _packed_output(self) -> bool:
         """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""
-        n, m, oh, ow = _as_4d(self.output_sizes(), 1)
+        n, m, oh, ow = _as_4d(self.output_grid(), 1)
         sn, sm, sh, sw = _as_4d(self.output_tensor.effective_strides, 0)
         return ((oh * ow) % 4 == 0 and sw == 1 and (oh == 1 or sh == ow) and sm == oh * ow
                 and (n == 1 or sn == m * oh * ow))
@@ -455,7 +488,7 @@ class QuantizedLinearConvolutionDesc:
         """Whether some input position o * stride + k * dilation - start_pad, or the input's height
         or width, passes the int32 range the shaders' fast tap arithmetic uses."""
         geo = self.conv_params()
-        out = _as_4d(self.output_sizes(), 1)
+        out = _as_4d(self.output_grid(), 1)
         for o, size, k, s, d, pad in zip(out[2:], geo["input"][2:], geo["filter"][2:], geo["strides"],
                                          geo["dilations"], geo["start"]):
             if (o - 1) * s + (k - 1) * d >= 2**31 or pad >= 2**31 or size >= 2**31:
@@ -463,7 +496,7 @@ class QuantizedLinearConvolutionDesc:
         return False
 
     def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
-        self.validate(device.feature_level)
+        self.validate(device.feature_level, device.debug)
         return QuantizedLinearConvolutionOperator(device, self)
 
 
@@ -475,14 +508,14 @@ class ConvIntegerDesc(QuantizedLinearConvolutionDesc):
     validated as the convolution with an 8-bit output of the same sizes, and runs the portable
     shaders with their INT32_OUT specialization."""
 
-    def validate(self, level: FeatureLevel) -> None:
+    def validate(self, level: FeatureLevel, strict: bool = False) -> None:
         out = self.output_tensor
         if out is None or out.data_type != DataType.INT32:
             raise ValidationError(f"{OP} (ConvInteger): the output tensor must be INT32")
         if self.bias_tensor is not None:
             raise ValidationError(f"{OP} (ConvInteger): there is no bias")
         proxy = dataclasses.replace(self, output_tensor=TensorDesc(DataType.UINT8, out.sizes))
-        QuantizedLinearConvolutionDesc.validate(proxy, level)
+        QuantizedLinearConvolutionDesc.validate(proxy, level, strict)
 
     def plan(self, capabilities: Optional[Capabilities] = None) -> tuple:
         k = self.kernel()
@@ -722,6 +755,8 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
     ys = _scale("output_scale", output_scale, {1})
     xzp = _zero_point("input_zero_point", input_zero_point, input.dtype, {1})
     wzp = _zero_point("filter_zero_point", filter_zero_point, filter.dtype, {1, m})
+    if wzp is not None and wzp.size != ws.size:   # DirectML wants a zero point of its scale's Sizes
+        ws, wzp = np.broadcast_to(ws, (m,)).copy(), np.broadcast_to(wzp, (m,)).copy()
     if isinstance(output_zero_point, (np.ndarray, np.generic)):
         zp_dtype = np.asarray(output_zero_point).dtype
         if output_dtype is not None and np.dtype(output_dtype) != zp_dtype:

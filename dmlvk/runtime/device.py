@@ -96,9 +96,11 @@ class Device:
     """A Vulkan device running DirectML operators at a chosen DirectML feature level.
 
     index: position in dmlvk.devices(); None takes $DMLVK_DEVICE, else 0.
-    feature_level: the DML_FEATURE_LEVEL whose rules descriptions are validated against."""
+    feature_level: the DML_FEATURE_LEVEL whose rules descriptions are validated against.
+    debug: validate as DirectML's debug layer would (DML_CREATE_DEVICE_FLAG_DEBUG): the documented
+    checks the release DirectML.dll skips are added (see README, "Semantics choices")."""
 
-    def __init__(self, index: Optional[int] = None, feature_level=FeatureLevel.FL_6_4):
+    def __init__(self, index: Optional[int] = None, feature_level=FeatureLevel.FL_6_4, debug: bool = False):
         if _FORKED_FROM is not None:
             raise UnsupportedError(_fork_message(_FORKED_FROM))
         infos = physical_devices()
@@ -120,6 +122,9 @@ class Device:
         except ValueError:
             raise UnsupportedError(f"feature level {feature_level!r} is not one DirectML defines "
                                    f"(DXGI_ERROR_UNSUPPORTED)") from None
+        if not isinstance(debug, bool):
+            raise TypeError(f"debug must be a bool, got {debug!r}")
+        self.debug = debug
         self.index = int(index)
         self.info = infos[self.index]
         self._lock = threading.RLock()      # the queue, the Manager and the accounting below

@@ -239,6 +239,15 @@ static HRESULT execute(Run *r, IDMLObject *op, Tensor *tensors, int n, unsigned 
   return S_OK;
 }
 
+/* A crash ends the process at once (Wine would otherwise start winedbg and wait); oracle.py
+   records the case and resumes after it. */
+static LONG WINAPI on_crash(EXCEPTION_POINTERS *e) {
+  fprintf(stderr, "dml_oracle: exception 0x%08lx\n", (unsigned long)e->ExceptionRecord->ExceptionCode);
+  fflush(stderr);
+  TerminateProcess(GetCurrentProcess(), 5);
+  return EXCEPTION_EXECUTE_HANDLER;
+}
+
 /* ---- the batch ---- */
 static void put(FILE *f, const void *p, size_t n) { if (n && fwrite(p, 1, n, f) != n) die("cannot write results"); }
 
@@ -314,6 +323,8 @@ int main(int argc, char **argv) {
   char magic[4];
   FILE *res;
 
+  SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX);
+  SetUnhandledExceptionFilter(on_crash);
   if (argc != 3) die("usage: dml_oracle.exe CASES RESULTS");
   if (!(in = fopen(argv[1], "rb"))) die("cannot open the case file");
   get(magic, 4);

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -166,22 +168,34 @@ class DirectML:
         icd = str(self.home / "mesa" / "lvp_icd.json")
         lib = str(self.home / "mesa" / "root" / "usr" / "lib" / "x86_64-linux-gnu")
         env.update(WINEPREFIX=str(self.home / "prefix"), WINEARCH="win64", WINEDEBUG="-all",
-                   WINEDLLOVERRIDES="mscoree,mshtml=", VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd,
+                   WINEDLLOVERRIDES="mscoree,mshtml,winedbg.exe=", VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd,
                    LD_LIBRARY_PATH=lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""))
         return env
 
-    def _batch(self, blobs: List[bytes], timeout: float) -> tuple:
+    def _batch(self, blobs: List[bytes], stall: float) -> tuple:
+        """One Wine process over these cases; it is killed when its results stop growing for
+        `stall` seconds (a hang), and what it wrote until then is returned."""
         with tempfile.TemporaryDirectory(prefix="dmlvk-oracle-") as tmp:
-            cases, results = Path(tmp) / "cases.bin", Path(tmp) / "results.bin"
+            cases, results, log = Path(tmp) / "cases.bin", Path(tmp) / "results.bin", Path(tmp) / "log.txt"
             cases.write_bytes(b"DMLC" + _u32(1, len(blobs)) + b"".join(blobs))
-            proc = subprocess.run(["xvfb-run", "-a", "wine", str(self.home / "dml_oracle.exe"),
-                                   "Z:" + str(cases).replace("/", "\\"), "Z:" + str(results).replace("/", "\\")],
-                                  cwd=self.home, env=self._env(), stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+            win = lambda p: "Z:" + str(p).replace("/", "\\")
+            with open(log, "wb") as logf:
+                proc = subprocess.Popen(["xvfb-run", "-a", "wine", str(self.home / "dml_oracle.exe"), win(cases),
+                                         win(results)], cwd=self.home, env=self._env(), stdin=subprocess.DEVNULL,
+                                        stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+                size, since = -1, time.monotonic()
+                while proc.poll() is None:
+                    time.sleep(0.2)
+                    now = results.stat().st_size if results.exists() else 0
+                    if now != size:
+                        size, since = now, time.monotonic()
+                    elif time.monotonic() - since > stall:
+                        break
+                self._stop(proc)
             data = results.read_bytes() if results.exists() else b""
+            output = log.read_bytes().decode(errors="replace")
         if data[:4] != b"DMLR" or len(data) < 20:
-            raise RuntimeError(f"the DirectML oracle did not start (exit {proc.returncode}): "
-                               f"{proc.stdout.decode(errors='replace')[-2000:]}")
+            raise RuntimeError(f"the DirectML oracle did not start (exit {proc.returncode}): {output[-2000:]}")
         hr, level, types = struct.unpack_from("<iII", data, 8)
         info = DeviceInfo(hr, level, frozenset(dt for dt in dmlvk.DataType if types >> int(dt) & 1))
         if hr < 0:
@@ -196,13 +210,25 @@ class DirectML:
             pos += 16 + n
         return info, out
 
-    def run(self, cases: Sequence[Case], timeout: float = 1800.0) -> List[Result]:
-        """DirectML's answer for every case, in order (a case on which the oracle crashed gets a
-        Result whose create_hr is None; the batch goes on after it)."""
+    def _stop(self, proc) -> None:
+        """End the batch's process group and the prefix's wineserver (a crashed or hung Wine leaves
+        processes behind)."""
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        subprocess.run(["wineserver", "-k"], env=self._env(), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+
+    def run(self, cases: Sequence[Case], stall: float = 120.0) -> List[Result]:
+        """DirectML's answer for every case, in order (a case on which the oracle crashed or hung
+        gets a Result whose create_hr is None; the batch goes on after it)."""
         blobs = [encode(c) for c in cases]
         results: List[Result] = []
         while len(results) < len(blobs):
-            info, got = self._batch(blobs[len(results):], timeout)
+            info, got = self._batch(blobs[len(results):], stall)
             self.device = info
             results += got
             if len(results) < len(blobs):
