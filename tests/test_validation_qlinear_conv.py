@@ -128,7 +128,8 @@ def test_rule_8_per_tensor_and_per_channel_shapes(dev):
             "'FilterScale'", "in dimension 1")
     rejects(d, with_(output_scale_tensor=TensorDesc(F32, (1, 1, 1, 2)), output_zero_point_tensor=TensorDesc(I8, (1, 1, 1, 2))),
             "'OutputScale'", "exactly one")
-    rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (1, 3, 1, 1))), "'FilterScale'", "[1, 4, 1, 1]")
+    rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (1, 3, 1, 1)), filter_zero_point_tensor=None),
+            "'FilterScale'", "[1, 4, 1, 1]")
     rejects(d, with_(filter_scale_tensor=TensorDesc(F32, (4, 1, 1, 1)),
                      filter_zero_point_tensor=TensorDesc(I8, (4, 1, 1, 1))), "'FilterScale'", "in dimension 1")
     d.create_operator(with_(bias_tensor=TensorDesc(I32, (1, 4, 1))))     # rank 3: the release DLL accepts it

@@ -190,6 +190,8 @@ class QuantizedLinearConvolutionDesc:
             raise ValidationError(f"{OP} requires DML_FEATURE_LEVEL_2_1; the device was created at {level.dml_name}.")
         t = self.tensors()
         chk = [TensorChecker(OP, name, d, level, strict) for name, d in zip(_NAMES, t)]
+        for i in (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, OUTPUT_SCALE, OUTPUT_ZP):
+            chk[i].word_total = strict
         for i in (INPUT, INPUT_SCALE, FILTER, FILTER_SCALE, OUTPUT_SCALE, OUTPUT):      # rule 2
             chk[i].required()
         for i, d in enumerate(t):

@@ -19,7 +19,8 @@
  *   (flushed as each ends, so a crash loses only the case that crashed):
  *   i32 CreateOperator's HRESULT, i32 execution's HRESULT (0 when not executed), u64 n, n bytes of
  *   the output buffer after execution.
- * Objects are released after each case; the shader-visible descriptor heap is kept and reused
+ * Exit status 6: an execution failed (its result is written; vkd3d's device may be lost, so the
+ * rest of the batch runs in a new process); 7: the device was found lost before a case (not written). Objects are released after each case; the shader-visible descriptor heap is kept and reused
  * (vkd3d's heaps cost about 1.5 GB each on lavapipe). */
 #define COBJMACROS
 #define INITGUID
@@ -293,6 +294,10 @@ static void run_case(FILE *res) {
     }
 
   create_hr = dml->lpVtbl->CreateOperator(dml, &od, &IID_IDMLOperator_, (void **)&op);
+  if (create_hr == DXGI_ERROR_DEVICE_REMOVED) {
+    fprintf(stderr, "dml_oracle: the device is lost; oracle.py runs this case again in a new process\n");
+    exit(7);
+  }
   if (SUCCEEDED(create_hr) && exec) {
     Run r;
     memset(&r, 0, sizeof r);
@@ -308,6 +313,11 @@ static void run_case(FILE *res) {
   put(res, out, out_bytes);
   fflush(res);
   free(out);
+  if (FAILED(exec_hr)) {
+    fprintf(stderr, "dml_oracle: execution failed (0x%08lx); oracle.py resumes in a new process\n",
+            (unsigned long)exec_hr);
+    exit(6);
+  }
 }
 
 int main(int argc, char **argv) {

@@ -29,7 +29,7 @@ from dmlvk.tensor import TensorDesc
 LABEL = ("release DirectML 1.15.4 (onnxruntime-directml 1.24.4), its DXBC shaders through vkd3d 1.6 "
          "(Wine 8.0) on Mesa 25.0.7 lavapipe, no debug layer")
 E_INVALIDARG = -2147024809          # 0x80070057, DirectML's answer to an invalid description
-CRASHED = "crashed"
+EXEC_FAILED, DEVICE_LOST = 6, 7     # dml_oracle.exe's exit statuses (see dml_oracle.c)
 
 
 def home() -> Path:
@@ -96,6 +96,9 @@ def expressible(desc) -> Optional[str]:
             return "a tensor's rank or size does not fit the case file"
     if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         lengths = {len(desc.strides), len(desc.dilations), len(desc.start_padding), len(desc.end_padding)}
+        if any(not 0 <= v <= 0xFFFFFFFF for a in (desc.strides, desc.dilations, desc.start_padding,
+                                                   desc.end_padding) for v in a):
+            return "an entry of Strides, Dilations or the paddings is not a UINT"
         if len(lengths) != 1:
             return "Strides, Dilations and paddings have different lengths (one DimensionCount in DirectML)"
         if len(desc.strides) > 16:
@@ -208,7 +211,7 @@ class DirectML:
             raw = np.frombuffer(data, np.uint8, n, pos + 16).copy() if exec_hr >= 0 and n else None
             out.append(Result(create_hr, exec_hr, raw))
             pos += 16 + n
-        return info, out
+        return info, out, proc.returncode
 
     def _stop(self, proc) -> None:
         """End the batch's process group and the prefix's wineserver (a crashed or hung Wine leaves
@@ -228,9 +231,11 @@ class DirectML:
         blobs = [encode(c) for c in cases]
         results: List[Result] = []
         while len(results) < len(blobs):
-            info, got = self._batch(blobs[len(results):], stall)
+            info, got, status = self._batch(blobs[len(results):], stall)
             self.device = info
             results += got
+            if status == EXEC_FAILED or (status == DEVICE_LOST and got):
+                continue          # a new process goes on with the next case (or this one again)
             if len(results) < len(blobs):
                 results.append(Result(None))
         return results
