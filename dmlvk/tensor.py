@@ -251,8 +251,13 @@ class TensorChecker:
                 if st == 0 and s > 1:
                     self.fail(f"has Strides {list(d.effective_strides)}: a zero stride on a dimension of "
                               f"size {s}; output tensors must not overlap.")
-            # The release DirectML detects overlap only where the elements outnumber the positions
-            # their strides reach (measured; general aliasing goes undetected).
+            # The release DirectML detects overlap only where two dimensions share a stride, or the
+            # elements outnumber the positions their strides reach (measured; other aliasing goes
+            # undetected).
+            live = [st for s, st in zip(d.sizes, d.effective_strides) if s > 1]
+            if len(set(live)) < len(live):
+                self.fail(f"has Strides {list(d.effective_strides)}: two dimensions larger than 1 share "
+                          f"a stride; output tensors must not overlap.")
             span = sum((s - 1) * st for s, st in zip(d.sizes, d.effective_strides)) + 1
             if span < d.element_count:
                 self.fail(f"has Strides {list(d.effective_strides)} that reach {span} positions for "
