@@ -188,12 +188,12 @@ class TensorChecker:
     """Checks one tensor of one operator; every failure names both, the rule and the values."""
 
     def __init__(self, op_name: str, tensor_name: str, desc: Optional[TensorDesc], level: FeatureLevel,
-                 strict: bool = False):
+                 strict: bool = False, word_total: bool = True):
+        """strict: the documented rules the release DirectML.dll skips (Device(debug=True));
+        word_total: TotalTensorSizeInBytes must be whole 4-byte words (the release DLL asks it of
+        every tensor but QUANTIZED_LINEAR_CONVOLUTION's scales and zero points)."""
         self.op, self.name, self.desc, self.level = op_name, tensor_name, desc, level
-        self.strict = strict
-        # The release DirectML requires whole 4-byte words of the operators' main tensors, not of
-        # QUANTIZED_LINEAR_CONVOLUTION's scales and zero points (measured).
-        self.word_total = True
+        self.strict, self.word_total = strict, word_total
 
     def fail(self, rule: str) -> None:
         raise ValidationError(f"{self.op}: tensor '{self.name}' {rule}")

@@ -164,12 +164,19 @@ class QuantizedLinearConvolutionDesc:
         a zero stride or dilation, a kernel larger than the padded input, DimensionCount above 2):
         accepted as the release DirectML accepts them, and run by the portable kernel alone."""
         g = self.conv_params()
-        if len(self.strides) > 2 or 0 in g["strides"] or 0 in g["dilations"]:
+        if len(self.strides) > 2 or 0 in g["strides"] or 0 in g["dilations"] or self._kernel_past_padding():
             return True
-        for size, k, d, a, b in zip(g["input"][2:], g["filter"][2:], g["dilations"], g["start"], g["end"]):
+        return self.output_grid() != tuple(self.output_sizes())
+
+    def _kernel_past_padding(self) -> Optional[tuple]:
+        """(axis, kernel size, dilation, effective kernel extent, padded input extent) of the first
+        spatial axis whose dilated kernel is larger than the padded input, or None."""
+        g = self.conv_params()
+        for axis, size, k, d, a, b in zip(("height", "width"), g["input"][2:], g["filter"][2:], g["dilations"],
+                                          g["start"], g["end"]):
             if (k - 1) * d + 1 > size + a + b:
-                return True
-        return tuple(self.output_grid()) != tuple(self.output_sizes())
+                return axis, k, d, (k - 1) * d + 1, size + a + b
+        return None
 
     def output_sizes(self) -> tuple:
         """Spec 4.3's formula, in the input's rank."""
@@ -189,9 +196,10 @@ class QuantizedLinearConvolutionDesc:
         if level < FeatureLevel.FL_2_1:                                                 # rule 1
             raise ValidationError(f"{OP} requires DML_FEATURE_LEVEL_2_1; the device was created at {level.dml_name}.")
         t = self.tensors()
-        chk = [TensorChecker(OP, name, d, level, strict) for name, d in zip(_NAMES, t)]
-        for i in (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, OUTPUT_SCALE, OUTPUT_ZP):
-            chk[i].word_total = strict
+        # The release DirectML wants whole 4-byte words of Input, Filter, Bias and Output only.
+        small = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, OUTPUT_SCALE, OUTPUT_ZP)
+        chk = [TensorChecker(OP, name, d, level, strict, word_total=strict or i not in small)
+               for i, (name, d) in enumerate(zip(_NAMES, t))]
         for i in (INPUT, INPUT_SCALE, FILTER, FILTER_SCALE, OUTPUT_SCALE, OUTPUT):      # rule 2
             chk[i].required()
         for i, d in enumerate(t):
@@ -234,7 +242,7 @@ class QuantizedLinearConvolutionDesc:
         if strict and dc not in ({2} if rank == 4 else {1, 2}):
             raise ValidationError(f"{OP}: DimensionCount is {dc}; it must be 2"
                                   + (" (or 1 for rank-3 tensors)." if rank == 3 else "."))
-        if dc < spatial or dc == 0:
+        if dc < spatial:
             # The release DirectML accepts it, then reads past the arrays (dmlvk's choice: reject).
             raise ValidationError(f"{OP}: DimensionCount is {dc}; Strides, Dilations and the paddings "
                                   f"need an entry for each of the {spatial} spatial dimensions of the tensors.")
@@ -267,12 +275,11 @@ class QuantizedLinearConvolutionDesc:
             chk[BIAS].fail(f"has Sizes {list(t[BIAS].sizes)}; expected "
                            f"{self._channel_shape(max(2, t[BIAS].dimension_count), m)}.")
         if strict:
-            for size, k, d, a, b, axis in zip((h, w), (kh, kw), geo["dilations"], geo["start"], geo["end"],
-                                              ("height", "width")):
-                eff = (k - 1) * d + 1                                                     # rule 9
-                if eff > size + a + b:
-                    chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
-                                     f"than the padded input {axis} {size + a + b}.")
+            past = self._kernel_past_padding()                                            # rule 9
+            if past:
+                axis, k, d, eff, padded = past
+                chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
+                                 f"than the padded input {axis} {padded}.")
             chk[OUTPUT].sizes_equal(self.output_sizes(), "{Input N, Filter N, OH, OW} per the convolution's "
                                                          "output-size formula")
         else:
