@@ -26,6 +26,9 @@ def cmd_devices(args) -> int:
               f"{d.max_push_constants_size} B, shared memory {d.max_compute_shared_memory_size} B, "
               f"subgroup {d.subgroup_size}, maxComputeWorkGroupCount {d.max_compute_work_group_count}")
         print(f"   DirectML feature level: {dmlvk.FeatureLevel.FL_6_4.dml_name} (highest emulated)")
+        theirs = "all" if d.typed_uav_load_additional_formats else "all but FLOAT16, UINT16, INT16"
+        print(f"   tensor data types: all; DirectML through vkd3d reports {theirs} "
+              f"(Device(type_support=\"directml\") follows it)")
         for line in dmlvk.Device(d.index).capabilities.lines():
             print(f"   {line}")
     return 0

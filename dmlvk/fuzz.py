@@ -90,6 +90,7 @@ def generate(rng) -> dict:
 
 
 def _mutate(rng, case) -> None:
+    from .tensor import calc_buffer_tensor_size
     names = [k for k, v in case["tensors"].items() if v is not None]
     t = case["tensors"][names[rng.integers(0, len(names))]]
     what = rng.integers(0, 12)
@@ -99,8 +100,9 @@ def _mutate(rng, case) -> None:
     elif what in (1, 2):
         t["strides"] = list(t["strides"] or [1] * len(t["sizes"]))
         t["strides"][rng.integers(0, len(t["sizes"]))] = edge()
-    elif what == 3:
-        t["total"] = int(rng.choice([0, 2, 4, 6, 2**31, 2**32 + 4]))
+    elif what == 3:     # a few bytes past the minimum (not whole words), or an edge
+        t["total"] = (calc_buffer_tensor_size(t["dt"], t["sizes"], t["strides"]) + int(rng.integers(1, 8))
+                      if rng.integers(0, 2) else int(rng.choice([0, 2, 4, 6, 2**31, 2**32 + 4])))
     elif what == 4:
         t["dt"] = int(rng.integers(0, 20))
     elif what == 5:
@@ -150,7 +152,8 @@ def _desc(case):
 
 def _view(buf: np.ndarray, desc) -> np.ndarray:
     dt = desc.data_type.numpy_dtype
-    return np.lib.stride_tricks.as_strided(buf.view(dt), desc.sizes, tuple(s * dt.itemsize for s in desc.effective_strides))
+    whole = buf[:buf.size // dt.itemsize * dt.itemsize]        # a total need not be whole elements
+    return np.lib.stride_tricks.as_strided(whole.view(dt), desc.sizes, tuple(s * dt.itemsize for s in desc.effective_strides))
 
 
 def run_case(case, devices: dict, rng) -> str:
@@ -176,7 +179,8 @@ def run_case(case, devices: dict, rng) -> str:
     if case["family"] == "conv":
         for i in (1, 4, 7):              # scales: finite, positive
             if bufs[i] is not None:
-                bufs[i].view(np.float32)[:] = rng.uniform(0.001, 0.05, bufs[i].size // 4)
+                n = bufs[i].size // 4
+                bufs[i][:4 * n].view(np.float32)[:] = rng.uniform(0.001, 0.05, n)
     before = bufs[-1].copy()
     owned = [d is not None and bool(d.flags & 1) for d in op.input_descs]     # OWNED_BY_DML
     if any(owned):

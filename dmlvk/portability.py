@@ -17,9 +17,10 @@ import numpy as np
 from .bench import pyplot, save_chart, slug
 
 AGREE, DIFFER, NA = "agree", "differ", "n/a"
-COMPARED = ("Compared with: DirectML's documented behaviour (its documentation, documented examples and "
-            "feature-level tables), ONNX's node conformance cases, ONNX Runtime and onnx.reference. "
-            "DirectML itself was not executed: it needs Windows and Direct3D 12.")
+COMPARED = ("Compared with: DirectML itself where its oracle is set up (release DirectML 1.15.4 under Wine, its "
+            "DXBC shaders through vkd3d on Mesa's lavapipe; its debug layer is not reachable), DirectML's documented "
+            "behaviour (its documentation, documented examples and feature-level tables), ONNX's node conformance "
+            "cases, ONNX Runtime and onnx.reference.")
 
 
 def _level(fl) -> str:
@@ -41,15 +42,26 @@ def rows_of(rep: dict) -> List[dict]:
         out.append({"section": f"Differential runs against {r['oracle']}", "item": f"{r['operator']} {r['data_type']}",
                     "directml": "not documented (the oracle's output)", "cell": cell,
                     "detail": r.get("note") or f"{r['exact_elements']}/{r['elements']} bit exact"})
+    d = rep.get("directml") or {}
+    measured = {(r["rule"], r["what"]): r["directml"] for r in d.get("rules", [])}
     for v in rep["validation"]:
         if v["basis"] == "documented":
             acc = [c["level"] for c in v["cells"] if c["expected_accepted"]]
             dml = f"documented: accepted from {_level(acc[0])}" if acc else "documented: rejected"
+        elif v["basis"].startswith("measured"):
+            dml = "measured on the release DirectML"
         else:
-            dml = "unconfirmed: dmlvk's choice"
+            dml = "unconfirmed: dmlvk's choice" if "spec 9" in v["basis"] else "dmlvk's choice against DirectML"
+        if (v["rule"], v["what"]) in measured:
+            dml += f"; DirectML itself at FL 6.4: {measured[(v['rule'], v['what'])]}"
         out.append({"section": "Validation rules (spec 5), every feature level", "item": f"{v['rule']} {v['what']}",
                     "directml": dml, "cell": AGREE if v["agrees"] else DIFFER,
                     "detail": " ".join(("A" if c["accepted"] else "R") for c in v["cells"])})
+    for r in d.get("executions", []):
+        cell = NA if not r["cases"] else DIFFER if r["differ"] else AGREE
+        out.append({"section": "Output buffers against DirectML itself", "item": f"{r['operator']} {r['data_type']}",
+                    "directml": "DirectML's output bytes", "cell": cell,
+                    "detail": f"{r['equal']}/{r['cases']} byte equal" + (f", {r['named']} named divergence" if r["named"] else "")})
     return out
 
 
@@ -87,7 +99,7 @@ def _summary_lines(reps: List[dict]) -> List[str]:
     lines = []
     for rep in reps:
         s = rep["summary"]
-        lines.append(f"{rep['device']['name']}: documented examples {s['examples']}, ONNX node cases {s['node_cases']}, "
+        lines.append(f"{rep['device']['name']}: DirectML itself: {s.get('directml', 'not run')}; documented examples {s['examples']}, ONNX node cases {s['node_cases']}, "
                      f"bit exact against onnxruntime {s['onnxruntime_bit_exact']}, validation rules documented by "
                      f"DirectML {s['validation_documented_agreeing']} agree, {s['validation_choices']} more are "
                      f"dmlvk's choices where DirectML's behaviour is unconfirmed.")

@@ -5,7 +5,9 @@
 For each selected Vulkan device: DirectML's documented examples, ONNX's node conformance cases,
 randomised differential runs against onnxruntime and onnx.reference, the validation matrix of
 spec section 5 at every feature level, the choices made where DirectML's behaviour is unconfirmed,
-and a performance summary when benchmarks/ holds a benchmark of that device. Writes
+DirectML itself (its answer to each rule, and its output buffers compared byte for byte) where
+tools/directml's oracle is set up, and a performance summary when benchmarks/ holds a benchmark of
+that device. Writes
 DIR/report-<device>.{md,html,json} and PNG charts (the HTML embeds them: one self-contained file)."""
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import base64
 import datetime
 import html
 import json
+import sys
 import traceback
 from pathlib import Path
 from typing import List, Optional
@@ -25,6 +28,7 @@ from .bench import Progress, slug
 from .portability import COMPARED
 
 BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+DIRECTML_TOOLS = Path(__file__).resolve().parent.parent / "tools" / "directml"
 DS_TYPES = ["float32", "float16", "float64", "uint8", "int8", "int16", "int32", "int64"]
 QC_TYPES = [("uint8", "uint8", "uint8"), ("uint8", "int8", "uint8"), ("int8", "int8", "int8")]
 
@@ -202,6 +206,45 @@ def differential(device, cases: int, seed: int, progress: Progress) -> list:
     return rows
 
 
+def directml_answers(cases: int, seed: int) -> dict:
+    """DirectML's own answers, asked once for every device (tools/directml): the validation
+    matrix's rules at FL 6_4, 4 x `cases` fuzzed descriptions, and `cases` executions whose output
+    buffers each device's are compared with (directml_section)."""
+    if not (DIRECTML_TOOLS / "compare.py").exists():
+        return {"ran": False, "why": "the DirectML oracle lives in dmlvk's source tree (tools/directml), "
+                                     "which this installation lacks"}
+    if str(DIRECTML_TOOLS) not in sys.path:
+        sys.path.insert(0, str(DIRECTML_TOOLS))
+    import compare
+    import oracle
+    from .conformance import RULES
+    why = oracle.missing()
+    if why:
+        return {"ran": False, "why": why}
+    dml = oracle.DirectML.find()
+    rules = compare.rule_rows(dml, RULES)
+    descs = compare.fuzzed(4 * cases, seed)
+    tally, wrong = compare.validation_tally(descs, dml.run([oracle.Case(d) for d in descs]))
+    runs = compare.execution_cases(cases, seed)
+    d = dml.device
+    return {"ran": True, "label": oracle.LABEL,
+            "device": {"create_hr": d.create_hr, "max_feature_level": f"0x{d.max_feature_level:x}",
+                       "supported_types": sorted(t.name for t in d.supported_types)},
+            "rules": rules, "fuzzed": {"cases": len(descs), "seed": seed, "tally": tally,
+                                       "unexplained": len(wrong), "first_unexplained": wrong[:3]},
+            "_runs": (compare, runs, dml.run(runs))}
+
+
+def directml_section(device, answers: dict) -> dict:
+    """The report's DirectML section for one device: DirectML's answers, and this device's output
+    buffers compared with DirectML's byte for byte per operator and type."""
+    out = {k: v for k, v in answers.items() if not k.startswith("_")}
+    if answers.get("ran"):
+        compare, runs, results = answers["_runs"]
+        out["executions"] = compare.execution_rows(device, runs, results)
+    return out
+
+
 def validation() -> list:
     from .conformance import RULES, evaluate
     return [evaluate(r) for r in RULES]
@@ -232,14 +275,18 @@ def choices(device, exs: list) -> list:
         {"item": "9.4 Low-rank scales, rank-3 tensors",
          "choice": "rank 1: M along axis 0, else axis 1; a rank-3 tensor is {N, C, 1, W} with DimensionCount 1 or 2",
          "evidence": "validation matrix rows 5.3.4"},
-        {"item": "9.5 Shape, BlockSize, Order, overlap, size%4 checks", "choice": "all rejected at creation",
-         "evidence": "validation matrix rows marked dmlvk's choice"},
+        {"item": "9.5 Shape, BlockSize, Order, overlap, size%4 checks",
+         "choice": "shapes, BlockSize and Order rejected at creation; overlap and totals that are not whole "
+                   "words as the release DirectML (measured), all rejected with Device(debug=True)",
+         "evidence": "validation matrix rows; section 7 where DirectML ran"},
         {"item": "Elements past TotalTensorSizeInBytes",
          "choice": "rejected at creation: every element must lie inside the tensor's bytes (extents in exact integers)",
          "evidence": "DMLCalcBufferTensorSize sums the last offset in 32 bits, so huge strides can give a tiny "
                      "total; DirectML's behaviour is undefined there. Validation matrix row 5.1.6"},
-        {"item": "9.6 Data-type support", "choice": "every type of the feature-level tables is supported on every device",
-         "evidence": "dmlvk moves bits in 32-bit words and needs no optional Vulkan feature"},
+        {"item": "9.6 Data-type support", "choice": "every type of the feature-level tables is supported on every "
+                   "device; Device(type_support=\"directml\") follows DirectML's per-device answer",
+         "evidence": "dmlvk moves bits in 32-bit words and needs no optional Vulkan feature; DirectML under vkd3d "
+                     "reports no 16-bit types without typed UAV loads of additional formats (tests/test_directml.py)"},
     ]
 
 
@@ -323,17 +370,62 @@ def tables(rep: dict) -> list:
     else:
         t.append(("6. Performance summary", "No benchmark of this device in benchmarks/ (python -m dmlvk bench).",
                   ["measure", "value"], []))
+    return t + directml_tables(rep.get("directml"))
+
+
+def _rule_mark(r: dict) -> str:
+    if r["agrees"] is None:
+        return "n/a"
+    return "yes" if r["agrees"] else f"kept: {r['divergence']}" if r["divergence"] else "NO"
+
+
+def directml_tables(d: Optional[dict]) -> list:
+    """Sections 7 and 8: DirectML itself (absent from reports made before it could run)."""
+    if not d:
+        return []
+    if not d["ran"]:
+        return [("7. DirectML itself", f"Not run here: {d['why']}", ["rule"], [])]
+    f, rules, ex = d["fuzzed"], d["rules"], d["executions"]
+    tally = ", ".join(f"{v} {k}" for k, v in f["tally"].items() if v)
+    intro = (f"{d['label']}. Its debug layer (DirectML.Debug.dll, DML_CREATE_DEVICE_FLAG_DEBUG) is not reachable "
+             f"here: Device(debug=True)'s rules are compared with the documentation only (section 4). "
+             f"Each rule of section 4 at FL 6_4: {sum(r['agrees'] is True for r in rules)} of "
+             f"{sum(r['agrees'] is not None for r in rules)} agree, the others are divergences dmlvk keeps (README). "
+             f"{f['cases']} fuzzed descriptions (seed {f['seed']}): {tally}; {f['unexplained']} unexplained.")
+    t = [("7. DirectML itself: validation rules at FL 6_4", intro,
+          ["rule", "description", "basis", "DirectML", "dmlvk", "agree"],
+          [[r["rule"], r["what"], r["basis"], r["directml"], r["dmlvk"], _rule_mark(r)] for r in rules])]
+    t.append(("8. DirectML itself: output buffers per operator and type",
+              f"{sum(r['equal'] for r in ex)} of {sum(r['cases'] for r in ex)} executions give DirectML's output "
+              f"buffer (gap bytes included) byte for byte; {sum(r['named'] for r in ex)} differ where a named "
+              f"divergence says they may; DirectML failed to execute {sum(r['directml_failed'] for r in ex)}.",
+              ["operator", "data type", "cases", "byte equal", "named divergence", "differ", "DirectML failed",
+               "first difference"],
+              [[r["operator"], r["data_type"], r["cases"], r["equal"], r["named"], r["differ"], r["directml_failed"],
+                r["first_difference"] or ""] for r in ex]))
     return t
+
+
+def directml_agrees(d: Optional[dict]) -> Optional[bool]:
+    """None where DirectML did not run; else whether it agrees, kept divergences aside."""
+    if not d or not d["ran"]:
+        return None
+    from .conformance import DIVERGES
+    return (all(r["agrees"] is not False or (r["divergence"] and r["basis"] == DIVERGES) for r in d["rules"])
+            and not d["fuzzed"]["unexplained"] and not any(r["differ"] for r in d["executions"]))
 
 
 def summary(rep: dict) -> dict:
     ex, nc, df, va = rep["examples"], rep["node_cases"], rep["differential"], rep["validation"]
     ort = [r for r in df if r["oracle"] == "onnxruntime"]
     documented = [v for v in va if v["basis"] in ("documented", "measured on DirectML")]
+    dml = rep.get("directml")
     ok = (all(e["match"] for e in ex) and all(n["match"] is not False for n in nc)
-          and not any(r["first_failure"] for r in df) and all(v["agrees"] for v in va))
+          and not any(r["first_failure"] for r in df) and all(v["agrees"] for v in va)
+          and directml_agrees(dml) is not False)
     return {
         "all_agree": ok,
+        "directml": _directml_summary(dml),
         "examples": f"{sum(e['match'] for e in ex)}/{len(ex)}",
         "node_cases": f"{sum(bool(n['match']) for n in nc if n['match'] is not None)}/"
                       f"{sum(n['match'] is not None for n in nc)}",
@@ -345,8 +437,20 @@ def summary(rep: dict) -> dict:
     }
 
 
+def _directml_summary(d: Optional[dict]) -> str:
+    if not d:
+        return "not run"
+    if not d["ran"]:
+        return f"not run ({d['why']})"
+    rules, ex = [r for r in d["rules"] if r["agrees"] is not None], d["executions"]
+    return (f"{sum(r['agrees'] for r in rules)}/{len(rules)} validation rules and "
+            f"{d['fuzzed']['tally']['agree']}/{d['fuzzed']['cases']} fuzzed descriptions agree (the rest are named "
+            f"divergences: {d['fuzzed']['unexplained']} unexplained), {sum(r['equal'] for r in ex)}/"
+            f"{sum(r['cases'] for r in ex)} executions byte equal{' (' + str(sum(r['named'] for r in ex)) + ' named divergence)' if any(r['named'] for r in ex) else ''}")
+
+
 def _summary_text(s: dict) -> str:
-    return (f"Documented examples {s['examples']} match, ONNX node cases {s['node_cases']}, bit exact against "
+    return (f"DirectML itself: {s.get('directml', 'not run')}. Documented examples {s['examples']} match, ONNX node cases {s['node_cases']}, bit exact against "
             f"onnxruntime {s['onnxruntime_bit_exact']}, validation rules documented by or measured on DirectML "
             f"{s['validation_documented_agreeing']} agree; {s['validation_choices']} more rules are dmlvk's choices "
             f"where DirectML's behaviour is unconfirmed or deliberately differs (section 4, basis column; section 5).")
@@ -413,7 +517,7 @@ def html_page(rep: dict, images: List[Path]) -> str:
 
 # ---- driver -------------------------------------------------------------------------------------
 
-def report_device(index: int, cases: int, seed: int) -> dict:
+def report_device(index: int, cases: int, seed: int, answers: Optional[dict] = None) -> dict:
     import dmlvk
     device = dmlvk.Device(index)
     info = device.info
@@ -431,6 +535,8 @@ def report_device(index: int, cases: int, seed: int) -> dict:
     rep["validation"] = validation()
     progress.step("validation matrix")
     rep["choices"] = choices(device, rep["examples"])
+    if answers is not None:
+        rep["directml"] = directml_section(device, answers)
     rep["performance"] = perf_summary(info.name)
     rep["summary"] = summary(rep)
     return rep
@@ -452,13 +558,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     from .__main__ import _prog
     ap = argparse.ArgumentParser(
         prog=f"{_prog()} report",
-        description="Portability report against DirectML (its documented behaviour and examples), ONNX's "
+        description="Portability report against DirectML (DirectML itself where its oracle is set up, its "
+                    "documented behaviour and examples), ONNX's "
                     "conformance cases, ONNX Runtime and onnx.reference, per Vulkan device, and one page over "
                     "several devices. Exit status: 0 all agree, 1 a disagreement, 2 a usage or environment error.")
     ap.add_argument("--device", default=None, help="device index or 'all' (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--out", default="reports", help="output folder (default: reports)")
     ap.add_argument("--cases", type=int, default=120, help="random cases per operator family (default 120)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--directml", choices=("auto", "off"), default="auto",
+                    help="compare with DirectML itself where its oracle is set up (ci/directml.sh; default auto)")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown, HTML and charts of a report's JSON")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="one portability page (report-all.*) from per-device report JSONs, e.g. made on other machines")
@@ -495,9 +604,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not 0 <= indices[0] < count:
             ap.error(f"device {indices[0]} does not exist; {count} Vulkan device(s) present")
     status, reps = 0, []
+    answers = directml_answers(a.cases, a.seed) if a.directml == "auto" else {"ran": False, "why": "--directml off"}
+    if not answers["ran"]:
+        print(f"DirectML itself: not run ({answers['why']})", file=sys.stderr)
     for i in indices:
         try:
-            rep = report_device(i, a.cases, a.seed)
+            rep = report_device(i, a.cases, a.seed, answers)
         except Exception:   # one device failing must not hide the others' reports
             traceback.print_exc()
             status = 1

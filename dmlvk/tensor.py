@@ -188,12 +188,10 @@ class TensorChecker:
     """Checks one tensor of one operator; every failure names both, the rule and the values."""
 
     def __init__(self, op_name: str, tensor_name: str, desc: Optional[TensorDesc], level: FeatureLevel,
-                 strict: bool = False, word_total: bool = True):
-        """strict: the documented rules the release DirectML.dll skips (Device(debug=True));
-        word_total: TotalTensorSizeInBytes must be whole 4-byte words (the release DLL asks it of
-        every tensor but QUANTIZED_LINEAR_CONVOLUTION's scales and zero points)."""
+                 strict: bool = False):
+        """strict: the documented rules the release DirectML.dll skips (Device(debug=True))."""
         self.op, self.name, self.desc, self.level = op_name, tensor_name, desc, level
-        self.strict, self.word_total = strict, word_total
+        self.strict = strict
 
     def fail(self, rule: str) -> None:
         raise ValidationError(f"{self.op}: tensor '{self.name}' {rule}")
@@ -230,8 +228,11 @@ class TensorChecker:
             self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, less than the {need} bytes "
                       f"DMLCalcBufferTensorSize requires for Sizes {list(d.sizes)}"
                       + (f" and Strides {list(d.strides)}." if d.strides is not None else "."))
-        if d.total_bytes % 4 and self.word_total:                               # rule 6, measured
-            self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, which is not a multiple of 4.")
+        # The release DLL takes any total from DMLCalcBufferTensorSize's (a multiple of 4) up
+        # (measured); bound buffers must be whole words, so the debug rules ask it of the total too.
+        if d.total_bytes % 4 and self.strict:                                   # rule 6, dmlvk's choice
+            self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, which is not a multiple of 4 "
+                      f"(bound buffers must be whole 4-byte words).")
         extent = element_extent_bytes(d)                                        # dmlvk's choice
         if extent > d.total_bytes:
             self.fail(f"has elements reaching byte {extent} (Sizes {list(d.sizes)}, Strides "

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dmlvk
-from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
+from dmlvk import DataType, DepthSpaceOrder, TensorDesc, ValidationError, reference
 from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE, Capabilities
 from harness import element_mask
 
@@ -437,3 +437,26 @@ def test_timing_repeats_share_one_pipeline_per_dispatch(device, rng, monkeypatch
     prog = Program(device, [(op.kernels[0], (src, dst))] * 3, timestamps=True)
     with pytest.raises(RuntimeError, match="cannot be rebound"):
         prog.rebind([(op.kernels[0], (src, dst))] * 3)
+
+
+def test_type_support_query(device):
+    """CheckFeatureSupport's type query, and validation following it (tests/test_directml.py compares
+    type_support="directml" with DirectML itself on two lavapipes)."""
+    assert all(device.check_feature_support(t) for t in DataType if t != DataType.UNKNOWN)
+    assert not device.check_feature_support(DataType.UNKNOWN)
+    with pytest.raises(ValueError):
+        device.check_feature_support(99)
+    like = dmlvk.Device(type_support="directml")
+    sixteen = {DataType.FLOAT16, DataType.UINT16, DataType.INT16}
+    assert like.supported_data_types >= set(DataType) - sixteen - {DataType.UNKNOWN}
+    assert (sixteen <= like.supported_data_types) == device.info.typed_uav_load_additional_formats
+    narrow = dmlvk.Device(type_support={DataType.FLOAT32, DataType.UINT8})
+    assert narrow.check_feature_support(DataType.FLOAT32) and not narrow.check_feature_support(DataType.FLOAT16)
+    half = TensorDesc(DataType.FLOAT16, (1, 8, 2, 2)), TensorDesc(DataType.FLOAT16, (1, 2, 4, 4))
+    with pytest.raises(ValidationError, match="Input's DML_TENSOR_DATA_TYPE_FLOAT16 is not supported"):
+        narrow.create_operator(dmlvk.DepthToSpace1Desc(*half, 2, 0))
+    narrow.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(DataType.UINT8, (1, 8, 2, 4)),
+                                                   TensorDesc(DataType.UINT8, (1, 2, 4, 8)), 2, 0))
+    for bad in ("directml16", 3, [DataType.UNKNOWN], ["x"]):
+        with pytest.raises((TypeError, ValueError)):
+            dmlvk.Device(type_support=bad)

@@ -591,6 +591,8 @@ class _DepthSpaceDesc:
 
     def _compile(self, device: Device) -> CompiledOperator:
         self.validate(device.feature_level, device.debug)
+        device.check_data_types(self.operator_type.dml_name,
+                                (("Input", self.input_tensor), ("Output", self.output_tensor)))
         op = CompiledOperator(device, self, [self.input_tensor], [self.output_tensor],
                               [self.kernel(device.capabilities)])
         op.operator_name = self.operator_type.dml_name

@@ -196,10 +196,7 @@ class QuantizedLinearConvolutionDesc:
         if level < FeatureLevel.FL_2_1:                                                 # rule 1
             raise ValidationError(f"{OP} requires DML_FEATURE_LEVEL_2_1; the device was created at {level.dml_name}.")
         t = self.tensors()
-        # The release DirectML wants whole 4-byte words of Input, Filter, Bias and Output only.
-        small = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, OUTPUT_SCALE, OUTPUT_ZP)
-        chk = [TensorChecker(OP, name, d, level, strict, word_total=strict or i not in small)
-               for i, (name, d) in enumerate(zip(_NAMES, t))]
+        chk = [TensorChecker(OP, name, d, level, strict) for name, d in zip(_NAMES, t)]
         for i in (INPUT, INPUT_SCALE, FILTER, FILTER_SCALE, OUTPUT_SCALE, OUTPUT):      # rule 2
             chk[i].required()
         for i, d in enumerate(t):
@@ -506,6 +503,7 @@ class QuantizedLinearConvolutionDesc:
 
     def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
         self.validate(device.feature_level, device.debug)
+        device.check_data_types(OP, zip(_NAMES, self.tensors()))
         return QuantizedLinearConvolutionOperator(device, self)
 
 
@@ -535,7 +533,8 @@ def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
     """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
     raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")
     dt = np.dtype(dtype)
-    view = np.lib.stride_tricks.as_strided(raw[:desc.total_bytes].view(dt), shape=desc.sizes,
+    whole = desc.total_bytes // dt.itemsize * dt.itemsize   # the total need not be whole elements
+    view = np.lib.stride_tricks.as_strided(raw[:whole].view(dt), shape=desc.sizes,
                                            strides=tuple(s * dt.itemsize for s in desc.effective_strides))
     return np.array(view).reshape(-1)
 

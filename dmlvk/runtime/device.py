@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
 
-from ..enums import FeatureLevel
-from ..errors import DeviceLimitError, UnsupportedError
+from ..enums import DataType, FeatureLevel
+from ..errors import DeviceLimitError, UnsupportedError, ValidationError
 from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
@@ -78,6 +78,36 @@ _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
 _SPIN_DEFAULT = 0
 
 
+# Every tensor data type DirectML 6_4 names. dmlvk's kernels move 16- and 64-bit elements through
+# 32-bit words, so they need neither 16-bit storage nor 64-bit integers of the device.
+ALL_DATA_TYPES = frozenset(t for t in DataType if t != DataType.UNKNOWN)
+_SIXTEEN_BIT = frozenset({DataType.FLOAT16, DataType.UINT16, DataType.INT16})
+
+
+def directml_data_types(info: PhysicalDeviceInfo) -> frozenset:
+    """The tensor data types the release DirectML.dll (1.15.4) reports as supported on this Vulkan
+    device when it runs through vkd3d (measured): all, except FLOAT16, UINT16 and INT16 where D3D12's
+    TypedUAVLoadAdditionalFormats is false (Mesa 22.3's lavapipe, for one)."""
+    return ALL_DATA_TYPES if info.typed_uav_load_additional_formats else ALL_DATA_TYPES - _SIXTEEN_BIT
+
+
+def _data_types(type_support, info: PhysicalDeviceInfo) -> frozenset:
+    if isinstance(type_support, str):
+        if type_support == "dmlvk":
+            return ALL_DATA_TYPES
+        if type_support == "directml":
+            return directml_data_types(info)
+        raise ValueError(f"type_support must be 'dmlvk', 'directml' or a set of DataTypes, got {type_support!r}")
+    try:
+        chosen = frozenset(DataType(t) for t in type_support)
+    except (TypeError, ValueError):
+        raise TypeError(f"type_support must be 'dmlvk', 'directml' or a set of DataTypes, "
+                        f"got {type_support!r}") from None
+    if DataType.UNKNOWN in chosen:
+        raise ValueError("type_support cannot include DML_TENSOR_DATA_TYPE_UNKNOWN")
+    return chosen
+
+
 def _env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     try:
@@ -98,9 +128,14 @@ class Device:
     index: position in dmlvk.devices(); None takes $DMLVK_DEVICE, else 0.
     feature_level: the DML_FEATURE_LEVEL whose rules descriptions are validated against.
     debug: validate as DirectML's debug layer would (DML_CREATE_DEVICE_FLAG_DEBUG): the documented
-    checks the release DirectML.dll skips are added (see README, "Semantics choices")."""
+    checks the release DirectML.dll skips are added (see README, "Semantics choices").
+    type_support: which tensor data types descriptions may use (check_feature_support answers from
+    it): "dmlvk" (every type, on every device), "directml" (what DirectML reports for this device
+    under vkd3d: no 16-bit types without typed UAV loads of additional formats), or a set of
+    DataTypes."""
 
-    def __init__(self, index: Optional[int] = None, feature_level=FeatureLevel.FL_6_4, debug: bool = False):
+    def __init__(self, index: Optional[int] = None, feature_level=FeatureLevel.FL_6_4, debug: bool = False,
+                 type_support="dmlvk"):
         if _FORKED_FROM is not None:
             raise UnsupportedError(_fork_message(_FORKED_FROM))
         infos = physical_devices()
@@ -127,6 +162,7 @@ class Device:
         self.debug = debug
         self.index = int(index)
         self.info = infos[self.index]
+        self.supported_data_types: frozenset = _data_types(type_support, self.info)
         self._lock = threading.RLock()      # the queue, the Manager and the accounting below
         self._pid = os.getpid()
         self._mgr = kp.Manager(self.index)
@@ -153,6 +189,22 @@ class Device:
     @property
     def name(self) -> str:
         return self.info.name
+
+    def check_feature_support(self, data_type) -> bool:
+        """IDMLDevice::CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT): whether operator
+        descriptions may use this tensor data type on this device."""
+        try:
+            return DataType(data_type) in self.supported_data_types
+        except ValueError:
+            raise ValueError(f"{data_type!r} is not a DML_TENSOR_DATA_TYPE") from None
+
+    def check_data_types(self, operator: str, tensors) -> None:
+        """A ValidationError for the first (name, TensorDesc) whose data type this device does not
+        support (DirectML's CreateOperator fails the same way)."""
+        for name, t in tensors:
+            if t is not None and t.data_type not in self.supported_data_types:
+                raise ValidationError(f"{operator}: {name}'s {DataType(t.data_type).dml_name} is not supported "
+                                      f"on this device (CheckFeatureSupport: TENSOR_DATA_TYPE_SUPPORT is FALSE).")
 
     def create_operator(self, desc):
         """Validate an operator description against this device's feature level and compile it."""

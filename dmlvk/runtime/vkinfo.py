@@ -168,6 +168,10 @@ class PhysicalDeviceInfo:
     subgroup_shuffle: bool = False   # compute shaders have the subgroup shuffle operations
     extensions: frozenset = frozenset()
     cooperative_matrix_types: tuple = ()   # CooperativeMatrixType, where VK_KHR_cooperative_matrix is listed
+    # D3D12's TypedUAVLoadAdditionalFormats as vkd3d derives it from this device (storage images
+    # read without a format, and 15 formats usable as storage images); DirectML's 16-bit tensor
+    # types depend on it
+    typed_uav_load_additional_formats: bool = False
 
 
 def _version(v: int) -> str:
@@ -216,6 +220,31 @@ def _cooperative_matrix_types(vk, instance, handle) -> tuple:
                                        name(p.ResultType), bool(p.saturatingAccumulation),
                                        _SCOPES.get(p.scope, str(p.scope)))
                  for p in props[:count.value])
+
+
+_FEATURE_COUNT = 55                 # the VkBool32 members of VkPhysicalDeviceFeatures
+_SHADER_STORAGE_IMAGE_READ_WITHOUT_FORMAT = 31
+_FORMAT_FEATURE_STORAGE_IMAGE = 0x2
+# The VkFormats of D3D12's "typed UAV load additional formats": R32G32B32A32, R16G16B16A16 and
+# R8G8B8A8 / R16 / R8 in their float (UNORM for 8 bits), UINT and SINT forms.
+_ADDITIONAL_UAV_FORMATS = (109, 107, 108, 97, 95, 96, 37, 41, 42, 76, 74, 75, 9, 13, 14)
+
+
+def _typed_uav_load_additional_formats(vk, handle) -> bool:
+    """What vkd3d reports as D3D12_FEATURE_DATA_D3D12_OPTIONS.TypedUAVLoadAdditionalFormats:
+    shaderStorageImageReadWithoutFormat, and every additional format a storage image format."""
+    features = (_U32 * _FEATURE_COUNT)()
+    vk.vkGetPhysicalDeviceFeatures.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    vk.vkGetPhysicalDeviceFeatures(handle, features)
+    if not features[_SHADER_STORAGE_IMAGE_READ_WITHOUT_FORMAT]:
+        return False
+    props = (_U32 * 3)()        # VkFormatProperties: linear, optimal, buffer features
+    vk.vkGetPhysicalDeviceFormatProperties.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
+    for fmt in _ADDITIONAL_UAV_FORMATS:
+        vk.vkGetPhysicalDeviceFormatProperties(handle, fmt, props)
+        if not (props[0] | props[1]) & _FORMAT_FEATURE_STORAGE_IMAGE:
+            return False
+    return True
 
 
 def create_instance(vk) -> ctypes.c_void_p:
@@ -273,7 +302,8 @@ def physical_devices() -> List[PhysicalDeviceInfo]:
                 min_subgroup_size=sizes.minSubgroupSize, max_subgroup_size=sizes.maxSubgroupSize,
                 subgroup_shuffle=bool(subgroup.supportedStages & _STAGE_COMPUTE
                                       and subgroup.supportedOperations & _SUBGROUP_SHUFFLE),
-                extensions=extensions, cooperative_matrix_types=coop))
+                extensions=extensions, cooperative_matrix_types=coop,
+                typed_uav_load_additional_formats=_typed_uav_load_additional_formats(vk, h)))
         return out
     finally:
         vk.vkDestroyInstance.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

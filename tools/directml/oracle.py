@@ -7,6 +7,9 @@ Wine process; a batch that crashes is resumed after the case that crashed (recor
 
     oracle = DirectML.find()          # None, with DirectML.missing() saying why, when not set up
     results = oracle.run([Case(desc), Case(desc, buffers=[x, out_initial])])
+
+DirectML.find(driver=SYSTEM_LAVAPIPE) runs it on the system's lavapipe instead (Debian 12: Mesa
+22.3, where DirectML validates but cannot execute, and reports no 16-bit types).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from dmlvk.tensor import TensorDesc
 
 LABEL = ("release DirectML 1.15.4 (onnxruntime-directml 1.24.4), its DXBC shaders through vkd3d 1.6 "
          "(Wine 8.0) on Mesa 25.0.7 lavapipe, no debug layer")
+SYSTEM_LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 E_INVALIDARG = -2147024809          # 0x80070057, DirectML's answer to an invalid description
 EXEC_FAILED, DEVICE_LOST = 6, 7     # dml_oracle.exe's exit statuses (see dml_oracle.c)
 
@@ -158,21 +162,30 @@ def missing() -> Optional[str]:
 
 
 class DirectML:
-    def __init__(self, path: Path):
+    """driver: a Vulkan ICD file for vkd3d to run on; None takes the private Mesa 25 lavapipe."""
+
+    def __init__(self, path: Path, driver: Optional[str] = None):
         self.home = path
+        self.driver = driver
         self.device: Optional[DeviceInfo] = None
 
     @classmethod
-    def find(cls) -> Optional["DirectML"]:
-        return None if missing() else cls(home())
+    def find(cls, driver: Optional[str] = None) -> Optional["DirectML"]:
+        return None if missing() or (driver and not Path(driver).exists()) else cls(home(), driver)
+
+    def vulkan_env(self) -> dict:
+        """The variables that point a process (Wine's vkd3d, or dmlvk) at this oracle's driver."""
+        if self.driver:
+            return dict(VK_ICD_FILENAMES=self.driver, VK_DRIVER_FILES=self.driver)
+        icd = str(self.home / "mesa" / "lvp_icd.json")
+        lib = str(self.home / "mesa" / "root" / "usr" / "lib" / "x86_64-linux-gnu")
+        old = os.environ.get("LD_LIBRARY_PATH")
+        return dict(VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd, LD_LIBRARY_PATH=lib + (":" + old if old else ""))
 
     def _env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("VK_", "WINE"))}
-        icd = str(self.home / "mesa" / "lvp_icd.json")
-        lib = str(self.home / "mesa" / "root" / "usr" / "lib" / "x86_64-linux-gnu")
         env.update(WINEPREFIX=str(self.home / "prefix"), WINEARCH="win64", WINEDEBUG="-all",
-                   WINEDLLOVERRIDES="mscoree,mshtml,winedbg.exe=", VK_ICD_FILENAMES=icd, VK_DRIVER_FILES=icd,
-                   LD_LIBRARY_PATH=lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else ""))
+                   WINEDLLOVERRIDES="mscoree,mshtml,winedbg.exe=", **self.vulkan_env())
         return env
 
     def _batch(self, blobs: List[bytes], stall: float) -> tuple:
@@ -224,6 +237,11 @@ class DirectML:
         proc.wait()
         subprocess.run(["wineserver", "-k"], env=self._env(), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, check=False)
+
+    def device_info(self, stall: float = 120.0) -> DeviceInfo:
+        """DMLCreateDevice1's result and CheckFeatureSupport's answers (a batch of no cases)."""
+        self.device = self._batch([], stall)[0]
+        return self.device
 
     def run(self, cases: Sequence[Case], stall: float = 120.0) -> List[Result]:
         """DirectML's answer for every case, in order (a case on which the oracle crashed or hung
