@@ -100,7 +100,7 @@ def _summary_lines(reps: List[dict]) -> List[str]:
     for rep in reps:
         s = rep["summary"]
         lines.append(f"{rep['device']['name']}: DirectML itself: {s.get('directml', 'not run')}; documented examples {s['examples']}, ONNX node cases {s['node_cases']}, "
-                     f"bit exact against onnxruntime {s['onnxruntime_bit_exact']}, validation rules documented by "
+                     f"bit exact against onnxruntime {s['onnxruntime_bit_exact']}, validation rules documented by or measured on "
                      f"DirectML {s['validation_documented_agreeing']} agree, {s['validation_choices']} more are "
                      f"dmlvk's choices where DirectML's behaviour is unconfirmed.")
     return lines

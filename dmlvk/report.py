@@ -16,6 +16,7 @@ import base64
 import datetime
 import html
 import json
+import pickle
 import sys
 import traceback
 from pathlib import Path
@@ -232,7 +233,14 @@ def directml_answers(cases: int, seed: int) -> dict:
                        "supported_types": sorted(t.name for t in d.supported_types)},
             "rules": rules, "fuzzed": {"cases": len(descs), "seed": seed, "tally": tally,
                                        "unexplained": len(wrong), "first_unexplained": wrong[:3]},
-            "_runs": (compare, runs, dml.run(runs))}
+            "_runs": (runs, dml.run(runs))}
+
+
+def load_answers(path: Path) -> dict:
+    """Answers written by --directml-save (a pickle of dmlvk's own tools: load only files you made)."""
+    if str(DIRECTML_TOOLS) not in sys.path:
+        sys.path.insert(0, str(DIRECTML_TOOLS))
+    return pickle.loads(path.read_bytes())
 
 
 def directml_section(device, answers: dict) -> dict:
@@ -240,8 +248,8 @@ def directml_section(device, answers: dict) -> dict:
     buffers compared with DirectML's byte for byte per operator and type."""
     out = {k: v for k, v in answers.items() if not k.startswith("_")}
     if answers.get("ran"):
-        compare, runs, results = answers["_runs"]
-        out["executions"] = compare.execution_rows(device, runs, results)
+        import compare      # tools/directml, on sys.path wherever answers exist
+        out["executions"] = compare.execution_rows(device, *answers["_runs"])
     return out
 
 
@@ -568,6 +576,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--directml", choices=("auto", "off"), default="auto",
                     help="compare with DirectML itself where its oracle is set up (ci/directml.sh; default auto)")
+    ap.add_argument("--directml-save", metavar="PICKLE",
+                    help="also write DirectML's answers (descriptions, buffers, its outputs) to this file")
+    ap.add_argument("--directml-load", metavar="PICKLE",
+                    help="compare with DirectML's answers saved by --directml-save (e.g. on a machine without Wine)")
     ap.add_argument("--rerender", metavar="JSON", help="rewrite the markdown, HTML and charts of a report's JSON")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="one portability page (report-all.*) from per-device report JSONs, e.g. made on other machines")
@@ -604,7 +616,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not 0 <= indices[0] < count:
             ap.error(f"device {indices[0]} does not exist; {count} Vulkan device(s) present")
     status, reps = 0, []
-    answers = directml_answers(a.cases, a.seed) if a.directml == "auto" else {"ran": False, "why": "--directml off"}
+    if a.directml_load:
+        answers = load_answers(Path(a.directml_load))
+    elif a.directml == "auto":
+        answers = directml_answers(a.cases, a.seed)
+    else:
+        answers = {"ran": False, "why": "--directml off"}
+    if a.directml_save and answers["ran"]:
+        Path(a.directml_save).write_bytes(pickle.dumps(answers))
     if not answers["ran"]:
         print(f"DirectML itself: not run ({answers['why']})", file=sys.stderr)
     for i in indices:

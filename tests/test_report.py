@@ -19,7 +19,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--cases", "8", "--seed", "3", "--out", str(out),
-                           "--device", "all"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           "--device", "all", "--directml-save", str(out / "answers.pkl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     js = [p for p in out.glob("report-*.json") if p.name != "report-all.json"][0]
     return out, json.loads(js.read_text())
@@ -68,6 +69,18 @@ def test_report_contents(report):
     for n in range(1, 7):
         assert f"## {n}. " in md
     assert list(out.glob("report-*-agreement.png"))
+
+
+def test_saved_directml_answers_give_the_same_comparison(report, device):
+    """--directml-save / --directml-load: another machine (a GPU without Wine) compares its outputs
+    with the same answers of DirectML's."""
+    from dmlvk import report as rpt
+    out, rep = report
+    if not rep["directml"]["ran"]:
+        pytest.skip("the DirectML oracle is not set up (tests/test_directml.py says why)")
+    section = rpt.directml_section(device, rpt.load_answers(out / "answers.pkl"))
+    assert section["rules"] == rep["directml"]["rules"]
+    assert section["executions"] == rep["directml"]["executions"]
 
 
 def test_device_all_writes_the_portability_page(report):
