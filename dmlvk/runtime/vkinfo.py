@@ -10,6 +10,8 @@ import ctypes.util
 from dataclasses import dataclass
 from typing import List
 
+from ..errors import UnsupportedError
+
 _ST_APPLICATION_INFO = 0
 _ST_INSTANCE_CREATE_INFO = 1
 _ST_PROPERTIES_2 = 1000059001
@@ -185,7 +187,8 @@ def _loader():
                 return ctypes.CDLL(name)
             except OSError:
                 continue
-    raise OSError("the Vulkan loader (libvulkan.so.1) was not found; install libvulkan1")
+    raise UnsupportedError("the Vulkan loader (libvulkan.so.1) is not installed: install it with a driver "
+                           "(Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, or your GPU vendor's driver)")
 
 
 def _device_extensions(vk, handle) -> frozenset:
@@ -247,6 +250,13 @@ def _typed_uav_load_additional_formats(vk, handle) -> bool:
     return True
 
 
+_ERROR_INCOMPATIBLE_DRIVER = -9       # vkCreateInstance's answer when no driver (ICD) is installed
+
+
+class _NoDriver(UnsupportedError):
+    pass
+
+
 def create_instance(vk) -> ctypes.c_void_p:
     """A Vulkan 1.3 instance of the loader `vk` (no layers, no extensions); vkDestroyInstance it."""
     app = _AppInfo(_ST_APPLICATION_INFO, None, b"dmlvk", 1, b"dmlvk", 1, (1 << 22) | (3 << 12))
@@ -254,6 +264,8 @@ def create_instance(vk) -> ctypes.c_void_p:
     instance = ctypes.c_void_p()
     vk.vkCreateInstance.argtypes = [ctypes.POINTER(_InstanceInfo), ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
     rc = vk.vkCreateInstance(ctypes.byref(info), None, ctypes.byref(instance))
+    if rc == _ERROR_INCOMPATIBLE_DRIVER:
+        raise _NoDriver("vkCreateInstance: no Vulkan driver is installed")
     if rc != 0:
         raise RuntimeError(f"vkCreateInstance failed (VkResult {rc}); is a Vulkan driver installed?")
     return instance
@@ -270,9 +282,13 @@ def physical_device_handles(vk, instance) -> list:
 
 
 def physical_devices() -> List[PhysicalDeviceInfo]:
-    """Every Vulkan physical device the loader reports, with the limits dmlvk uses."""
+    """Every Vulkan physical device the loader reports, with the limits dmlvk uses (none where the
+    loader finds no driver)."""
     vk = _loader()
-    instance = create_instance(vk)
+    try:
+        instance = create_instance(vk)
+    except _NoDriver:
+        return []
     try:
         vk.vkGetPhysicalDeviceProperties2.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Properties2)]
         out = []
