@@ -2,7 +2,8 @@
 # Run in the checkout's root on a machine that reaches the package registries, before a GPU run:
 # ../shared/device/fetch-deps.sh's packages (the Vulkan loader and headers, glslang) into the
 # git-ignored .device-deps/, plus the wheels dmlvk's build needs on the GPU machine's Python 3.12
-# (which reaches no registry): scikit-build-core, pybind11, cmeel-fmt and what they need.
+# (which reaches no registry): scikit-build-core, pybind11, cmeel-fmt and what they need, and the
+# test suite's pytest-xdist and hypothesis (ci/gpu-suite.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -10,5 +11,6 @@ bash "$root/../shared/device/fetch-deps.sh" .device-deps
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .device-deps/build-wheels \
-  "scikit-build-core>=0.10" "pybind11>=2.12" cmeel-fmt==12.2.0 ninja 2>&1 | grep -v "^WARNING" || true
+  "scikit-build-core>=0.10" "pybind11>=2.12" cmeel-fmt==12.2.0 ninja pytest-xdist hypothesis 2>&1 \
+  | grep -v "^WARNING" || true
 du -sh .device-deps

@@ -9,7 +9,7 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
-from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS,
+from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS, most_taps,
                                       QuantizedLinearConvolutionOperator, constant_filter, prepare_call)
 from dmlvk.ops.base import array_binding
 from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
@@ -494,10 +494,25 @@ def test_input_packing(device, rng, case, monkeypatch):
         assert np.array_equal(out.numpy(np.uint8, expected.shape), expected), kernel.spec[-1]
 
 
-def fast_or_skip(device):
-    if (16, 16, 32) not in device.capabilities.cooperative_matrix("int8", "int8", "int32"):
-        pytest.skip(f"{device.name} lists no int8 x int8 -> int32 16x16x32 cooperative matrix "
-                    f"(the portable path is what runs there; the tests above check the choice)")
+@pytest.fixture(scope="session")
+def fast_device():
+    """The device, with the cooperative matrices emulated (dmlvk/shaders/coopmat_emulation.glsl)
+    where it lists none (lavapipe): the cooperative-matrix path's own kernels run everywhere."""
+    dev = dmlvk.Device()
+    if (16, 16, 32) not in dev.capabilities.cooperative_matrix("int8", "int8", "int32"):
+        dev.capabilities = dev.capabilities.with_emulated_cooperative_matrix()
+    return dev
+
+
+def uses_fast_path(op) -> bool:
+    return "qlinear_conv_coopmat" in [k.shader for k in op.kernels]
+
+
+def call_uses_fast_path(device, args, **kwargs) -> bool:
+    """Whether quantized_linear_convolution(*args, **kwargs, device=device) takes the fast path."""
+    kw = dict(strides=(1, 1), dilations=(1, 1), start_padding=(0, 0), end_padding=(0, 0), group_count=1,
+              output_dtype=None) | kwargs
+    return uses_fast_path(prepare_call(*args, **kw, device=device)[0])
 
 
 def fast_case(rng, x_dt, w_dt, y_dt, zp_kind, w_range=None):
@@ -523,24 +538,24 @@ ALL_TYPES = [(x, w, y) for x in (np.uint8, np.int8) for w in (np.uint8, np.int8)
 
 
 @pytest.fixture(params=["split-k", "whole-k"])
-def split_k(request, device, monkeypatch):
+def split_k(request, fast_device, monkeypatch):
     """Small test cases take split-K; "whole-k" turns it off (operators made afresh)."""
     from dmlvk.ops import quantized_conv
     if request.param == "whole-k":
         monkeypatch.setattr(quantized_conv, "SPLITK_BELOW", 0)
-    device._operators.clear()
+    fast_device._operators.clear()
     yield request.param
-    device._operators.clear()
+    fast_device._operators.clear()
 
 
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
 @pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct", "shift"])
-def test_fast_path_is_exact(device, portable_device, rng, types, zp_kind, split_k):
-    fast_or_skip(device)
+def test_fast_path_is_exact(fast_device, portable_device, rng, types, zp_kind, split_k):
     x_dt, w_dt, y_dt = types
     for _ in range(4):
         args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
-        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=device)
+        assert call_uses_fast_path(fast_device, args, **kwargs, output_dtype=y_dt)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
         expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
         assert np.array_equal(got, expected), kwargs
         portable = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=portable_device)
@@ -549,21 +564,20 @@ def test_fast_path_is_exact(device, portable_device, rng, types, zp_kind, split_
 
 @pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.uint8),
                                    (np.int8, np.int8, np.int8)], ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_fast_path_against_onnxruntime(device, rng, types):
-    fast_or_skip(device)
+def test_fast_path_against_onnxruntime(fast_device, rng, types):
     x_dt, w_dt, y_dt = types
     w_range = (-64, 63) if (x_dt, w_dt) == (np.uint8, np.int8) else None   # see oracles: AVX2 saturation
     for _ in range(6):
         args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, "equal", w_range)
         model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
-        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=device)
+        assert call_uses_fast_path(fast_device, args, **kwargs, output_dtype=y_dt)
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
         assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
 
 
-def test_fast_path_extremes(device, portable_device, split_k):
+def test_fast_path_extremes(fast_device, portable_device, split_k):
     # All-255 inputs against all -128 filters over K = 64 * 9 * 9 = 5184 taps (past 4608), padding
     # taps standing for the zero point, and biases that make the int32 accumulator wrap.
-    fast_or_skip(device)
     x = np.full((2, 64, 12, 12), 255, np.uint8)
     for w_dt, w_val, w_zp in ((np.int8, -128, 127), (np.uint8, 0, 255), (np.int8, -128, 0)):
         w = np.full((32, 64, 9, 9), w_val, w_dt)
@@ -572,23 +586,23 @@ def test_fast_path_extremes(device, portable_device, split_k):
             args = (x, 1.0, np.uint8(x_zp), w, np.resize(np.float32([1.0, 1e-9, 3e-7]), 32), w_dt(w_zp), bias,
                     1.0, np.uint8(3))
             kw = dict(start_padding=(4, 4), end_padding=(4, 4))
-            got = dmlvk.quantized_linear_convolution(*args, **kw, device=device)
+            assert call_uses_fast_path(fast_device, args, **kw)
+            got = dmlvk.quantized_linear_convolution(*args, **kw, device=fast_device)
             assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.uint8, **kw)), (w_dt, x_zp)
             assert np.array_equal(got, dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device))
 
 
 @pytest.mark.parametrize("zp_kind", ["none", "distinct"])
-def test_constant_filter(device, rng, zp_kind):
+def test_constant_filter(fast_device, rng, zp_kind):
     # Filter and zero points OWNED_BY_DML (a model's constant weights): on the cooperative-matrix
     # path the filter is packed once, at initialization, and every execution uses that packing.
     args, kwargs = fast_case(rng, np.uint8, np.int8, np.uint8, zp_kind)
-    op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=np.uint8, device=device)
+    op, inputs, out, finish = prepare_call(*args, **kwargs, output_dtype=np.uint8, device=fast_device)
     owned, exec_inputs = constant_filter(op, inputs)
     assert owned is not op and all(exec_inputs[s] is None for s in (3, 2, 5))
-    fast = (16, 16, 32) in device.capabilities.cooperative_matrix("int8", "int8", "int32")
-    shaders = [k.shader for k in owned.kernels]
-    assert ("qconv_pack_filter" in [k.shader for k in op.kernels]) == fast
-    assert "qconv_pack_filter" not in shaders
+    assert uses_fast_path(op) and uses_fast_path(owned)
+    assert "qconv_pack_filter" in [k.shader for k in op.kernels]
+    assert "qconv_pack_filter" not in [k.shader for k in owned.kernels]
     for _ in range(2):                      # new inputs each time; the packed filter stays
         x = random_ints(rng, args[0].dtype, args[0].shape)
         owned.execute([array_binding(x, "input")[1]] + exec_inputs[1:], [out])
@@ -598,9 +612,9 @@ def test_constant_filter(device, rng, zp_kind):
         owned.execute(inputs, [out])
 
 
-def test_fast_path_strided_tensors_and_buffers(device, rng, split_k):
+def test_fast_path_strided_tensors_and_buffers(fast_device, rng, split_k):
     # NHWC input and output (per-byte stores), a padded filter, groups, as host arrays and Buffers.
-    fast_or_skip(device)
+    device = fast_device
     n, c, h, w, m, g = 2, 48, 7, 9, 64, 2
     x = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)
     wt = rng.integers(-128, 128, (m, c // g, 3, 3), dtype=np.int8)
@@ -630,3 +644,60 @@ def test_fast_path_strided_tensors_and_buffers(device, rng, split_k):
     out_buf = device.buffer(out.nbytes)
     op.execute(inputs=[device.upload(b) for b in bind], outputs=[out_buf])
     assert np.array_equal(out_buf.numpy(np.int8, out.shape), out)
+
+
+# Windows of the most taps a driver that ends loops early runs (Capabilities.loop_iteration_limit):
+# (output channels, input channels, groups, KH, KW), one per kind of kernel.
+TAPS_1, TAPS_K = most_taps(65535, 1, 1), most_taps(65535, 3, 3)
+LOOP_LIMIT_CASES = {
+    "portable 1x1": (1, TAPS_1, 1, 1, 1),
+    "wide 1x1": (16, TAPS_1, 1, 1, 1),
+    "wide 3x3": (16, TAPS_K // 9, 1, 3, 3),
+    "wide 5x7": (32, TAPS_K // 35, 1, 5, 7),
+    "depthwise 161x161": (2, 2, 2, 161, 161),
+    "fast 3x3": (64, TAPS_K // 9 // 32 * 32, 1, 3, 3),
+}
+
+
+@pytest.mark.parametrize("case", LOOP_LIMIT_CASES, ids=str)
+def test_most_taps_under_a_loop_limit_are_exact(request, rng, case):
+    # Debian 12's lavapipe ends an invocation's loops after 65,535 iterations in all; the taps that
+    # dmlvk still runs there must be computed whole by every kernel (summing every tap: no saturation).
+    m, c, g, kh, kw = LOOP_LIMIT_CASES[case]
+    fast = case.startswith("fast")
+    device = request.getfixturevalue("fast_device" if fast else "device")
+    x = random_ints(rng, np.uint8, (1, c, kh + 1, kw))
+    w = random_ints(rng, np.int8, (m, c // g, kh, kw))
+    args = (x, 1.0, np.uint8(128), w, np.full(m, 2.0**-15, np.float32), np.int8(0),
+            rng.integers(-5000, 5000, m).astype(np.int32), 1.0, np.uint8(128))
+    kw_ = dict(group_count=g)
+    shaders = [k.shader for k in prepare_call(*args, strides=(1, 1), dilations=(1, 1), start_padding=(0, 0),
+                                              end_padding=(0, 0), output_dtype=None, device=device,
+                                              **kw_)[0].kernels]
+    assert not fast or "qlinear_conv_coopmat" in shaders, shaders
+    got = dmlvk.quantized_linear_convolution(*args, **kw_, device=device)
+    expected = reference.quantized_linear_convolution(*args, np.uint8, **kw_)
+    assert 0 < expected.min() and expected.max() < 255                  # nothing saturated
+    assert np.array_equal(got, expected), shaders
+
+
+def test_more_taps_than_a_loop_limit_are_refused(rng):
+    dev = dmlvk.Device()
+    dev.capabilities = dataclasses.replace(dev.capabilities, loop_iteration_limit=65535)
+    for c, k in ((TAPS_1 + 1, 1), (TAPS_K // 9 + 1, 3)):
+        x = random_ints(rng, np.uint8, (1, c, k, k))
+        w = random_ints(rng, np.int8, (16, c, k, k))
+        args = (x, 1.0, None, w, np.float32(1e-6), None, None, 1.0, np.uint8(0))
+        with pytest.raises(dmlvk.UnsupportedError, match=rf"{c * k * k} taps per output .* 65535 iterations"):
+            dmlvk.quantized_linear_convolution(*args, device=dev)
+    dev.capabilities = dataclasses.replace(dev.capabilities, loop_iteration_limit=0)
+    assert dmlvk.quantized_linear_convolution(*args, device=dev).shape == (1, 16, 1, 1)
+
+
+@pytest.mark.parametrize("name, info, limit", [
+    ("llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)", 65535), ("llvmpipe", "Mesa 24.2.8-1 (LLVM 19.1.4)", 65535),
+    ("llvmpipe", "Mesa 25.0.7-2~bpo12+1 (LLVM 19.1.7)", 0), ("NVIDIA", "580.159.04", 0),
+    ("radv", "Mesa 22.3.6", 0)])
+def test_loop_iteration_limit_by_driver(name, info, limit):
+    from dmlvk.runtime.capabilities import loop_iteration_limit
+    assert loop_iteration_limit(dataclasses.replace(dmlvk.devices()[0], driver_name=name, driver_info=info)) == limit

@@ -8,7 +8,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from ..enums import DataType, FeatureLevel, OperatorType, TensorFlags
-from ..errors import ValidationError
+from ..errors import UnsupportedError, ValidationError
 from ..runtime.capabilities import Capabilities
 from ..runtime.commands import Program
 from ..runtime.device import Buffer, Device, Kernel, host_bytes
@@ -51,6 +51,15 @@ CPU_LOCAL = 64
 SPLITK_TARGET = 128
 SPLITK_BELOW = 66
 SPLITK_MAX_PARTIAL_BYTES = 256 << 20
+# The loop iterations a kernel may run per tap of an output, for drivers that end loops early
+# (_check_loop_limit), 1 x 1 windows and larger ones. Measured on Mesa 22.3.6's lavapipe, the most
+# of any kernel: 1.01 and 2.02 (3 x 3; 5 x 5 1.52, 7 x 7 1.35, 11 x 11 1.21), with a margin.
+LOOP_ITERATIONS_PER_TAP = (1.1, 2.5)
+
+
+def most_taps(loop_iteration_limit: int, kh: int, kw: int) -> int:
+    """The most taps per output a convolution with a KH x KW window runs under that limit."""
+    return int(loop_iteration_limit / LOOP_ITERATIONS_PER_TAP[kh * kw > 1])
 # Its input packing (qconv_pack_input.comp) loads whole words of 4 columns where the input's
 # columns are contiguous and that makes at least this many invocations, else one byte at a time
 # (on an H200, 7-18 % faster at batch 32 on the benchmark's layers, 1-1.5 us slower at batch 1,
@@ -355,7 +364,8 @@ class QuantizedLinearConvolutionDesc:
                    slots=(INPUT, FILTER, _PARAMS, _WP), local_size=256),
             Kernel(shader="qlinear_conv_coopmat", spec=spec, push=push, count=tiles * geo["split"] * 256,
                    slots=(_XP, _WP, _PARAMS, _PART if split else OUTPUT), local_size=256,
-                   defines=(("WM_FIXED", geo["wm"]),))]
+                   defines=(("WM_FIXED", geo["wm"]),) + ((("COOPMAT_EMULATED", 1),)
+                                                         if capabilities.emulated_cooperative_matrix else ()))]
         if split:
             m = self.conv_params()["filter"][0]
             kernels.append(Kernel(shader="qlinear_conv_splitk", spec=spec, push=push,
@@ -392,9 +402,12 @@ class QuantizedLinearConvolutionDesc:
         """The packed operands' sizes (dmlvk/shaders/qconv_packed.glsl) if the cooperative-matrix
         path runs this description on such a device, else None."""
         caps = capabilities
+        # The kernel's subgroups are 32 invocations (emulated ones are, whatever the device's size).
         if (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
-                or not caps.int8_arithmetic or caps.subgroup_size != 32
-                or caps.min_subgroup_size not in (0, 32) or caps.max_subgroup_size not in (0, 32)):
+                or not caps.int8_arithmetic
+                or not caps.emulated_cooperative_matrix and (
+                    caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
+                    or caps.max_subgroup_size not in (0, 32))):
             return None
         geo = self.conv_params()
         n = geo["input"][0]
@@ -504,7 +517,22 @@ class QuantizedLinearConvolutionDesc:
     def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
         self.validate(device.feature_level, device.debug)
         device.check_data_types(OP, zip(_NAMES, self.tensors()))
+        self._check_loop_limit(device)
         return QuantizedLinearConvolutionOperator(device, self)
+
+    def _check_loop_limit(self, device: Device) -> None:
+        """Refuses, rather than answer wrongly, where the driver stops an invocation's loops early
+        (Capabilities.loop_iteration_limit) and this convolution's taps might reach that: the
+        kernels loop over the K = C/groups x KH x KW taps of an output (most_taps)."""
+        limit = device.capabilities.loop_iteration_limit
+        _, cg, kh, kw = self.conv_params()["filter"]
+        taps = cg * kh * kw
+        if limit and taps > most_taps(limit, kh, kw):
+            raise UnsupportedError(
+                f"{OP}: {taps} taps per output (C/groups x KH x KW) is more than {device.name}'s driver "
+                f"computes exactly: it ends a shader invocation's loops after {limit} iterations in all "
+                f"(llvmpipe before Mesa 25); at most {most_taps(limit, kh, kw)} taps of a {kh} x {kw} "
+                f"window run there. Mesa 25's lavapipe or a GPU driver has no such limit")
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ be run on a device that has the fast one."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from .vkinfo import PhysicalDeviceInfo
+from .vkinfo import CooperativeMatrixType, PhysicalDeviceInfo
 
 DISABLE_ENV = "DMLVK_DISABLE_FEATURES"
 
@@ -25,6 +26,7 @@ class Capabilities:
     cooperative_matrix_types: tuple = ()  # vkinfo.CooperativeMatrixType, when cooperativeMatrix is on
     disabled: frozenset = field(default=frozenset())   # names hidden by without() / the environment
     device_type: str = ""                 # VkPhysicalDeviceType: "CPU" for lavapipe and other software devices
+    loop_iteration_limit: int = 0         # loop iterations an invocation may run in all (0: unlimited)
 
     def has(self, name: str) -> bool:
         return name in self.features
@@ -51,6 +53,19 @@ class Capabilities:
             return ()
         return tuple((t.m, t.n, t.k) for t in self.cooperative_matrix_types
                      if (t.a, t.b, t.result, t.scope) == (a, b, result, "subgroup"))
+
+    @property
+    def emulated_cooperative_matrix(self) -> bool:
+        """Whether the cooperative matrices are emulated (dmlvk/shaders/coopmat_emulation.glsl)."""
+        return self.has(COOPMAT_EMULATED)
+
+    def with_emulated_cooperative_matrix(self) -> "Capabilities":
+        """The record with the int8 x int8 -> int32 16 x 16 x 32 subgroup cooperative matrix that the
+        cooperative-matrix path needs, emulated in plain GLSL: that path's kernels then run on any
+        device (slowly, whatever its subgroup size); the tests force it on lavapipe this way."""
+        t = CooperativeMatrixType(16, 16, 32, "int8", "int8", "int32", "int32", False, "subgroup")
+        return replace(self, features=self.features | {"cooperativeMatrix", COOPMAT_EMULATED},
+                       cooperative_matrix_types=(t,))
 
     @property
     def cpu_kernels(self) -> bool:
@@ -81,7 +96,8 @@ class Capabilities:
                f"integer dot product {yes(self.integer_dot_product)}, "
                f"memory model {yes('vulkanMemoryModel' in f)}"]
         if self.cooperative_matrix_types:
-            out.append("cooperative matrices: " + "; ".join(map(str, self.cooperative_matrix_types)))
+            out.append("cooperative matrices" + (" (emulated)" if self.emulated_cooperative_matrix else "") + ": "
+                       + "; ".join(map(str, self.cooperative_matrix_types)))
         else:
             out.append("cooperative matrices: none")
         if self.disabled:
@@ -90,6 +106,7 @@ class Capabilities:
 
 
 CPU_KERNELS = "cpuKernels"
+COOPMAT_EMULATED = "cooperativeMatrixEmulated"      # a pseudo-feature: with_emulated_cooperative_matrix()
 # The subgroup shuffle operations in compute shaders (a property of Vulkan 1.1 devices, not a
 # feature to enable), listed with the features so that DMLVK_DISABLE_FEATURES can hide them
 SUBGROUP_SHUFFLE = "subgroupShuffle"
@@ -107,5 +124,21 @@ def device_capabilities(info: PhysicalDeviceInfo, enabled: Iterable[str], api_ve
         features=enabled, api_version=api_version, subgroup_size=info.subgroup_size,
         min_subgroup_size=info.min_subgroup_size, max_subgroup_size=info.max_subgroup_size,
         cooperative_matrix_types=info.cooperative_matrix_types if "cooperativeMatrix" in enabled else (),
-        device_type=info.device_type)
+        device_type=info.device_type, loop_iteration_limit=loop_iteration_limit(info))
     return caps.without(disabled_by_environment())
+
+
+# llvmpipe (lavapipe) before Mesa 25 ends every loop of a shader invocation once that invocation has
+# run 65,535 loop iterations in all, silently (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, one counter
+# shared by every loop). Measured: Debian 12's Mesa 22.3.6 stops there; bookworm-backports' Mesa
+# 25.0.7 does not. Mesa 23 and 24 were not measured and are taken to stop there too.
+LLVMPIPE_LOOP_LIMIT = 65535
+LLVMPIPE_UNLIMITED_FROM = 25
+
+
+def loop_iteration_limit(info: PhysicalDeviceInfo) -> int:
+    """The loop iterations one invocation of a shader may run in all on this device (0: no limit)."""
+    if info.driver_name != "llvmpipe":
+        return 0
+    m = re.search(r"Mesa (\d+)\.", info.driver_info)
+    return 0 if m and int(m.group(1)) >= LLVMPIPE_UNLIMITED_FROM else LLVMPIPE_LOOP_LIMIT

@@ -46,6 +46,8 @@ VARIANTS = (
     ("qconv_pack_filter", ()),
     ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),
     ("qlinear_conv_coopmat", (("WM_FIXED", 4),)),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1))),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("COOPMAT_EMULATED", 1))),
     ("qlinear_conv_splitk", ()),
     ("copy", ()),
 )

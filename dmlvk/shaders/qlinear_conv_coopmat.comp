@@ -14,9 +14,15 @@
 // subgroup size is 32) and computes a BM x 128 tile: subgroup (wm, wn) owns WM x 2 fragments.
 // Each 64-byte K step is staged in shared memory, the next one's global loads (16 bytes per
 // invocation and operand row) in flight while the current one is multiplied.
+//
+// With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
+// runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
+// "subgroups" of 32 invocations, emulated with shared memory and plain arithmetic.
 
 #extension GL_GOOGLE_include_directive : require
+#ifndef COOPMAT_EMULATED
 #extension GL_KHR_cooperative_matrix : require
+#endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
@@ -30,14 +36,26 @@ layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
 layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
 
-#define MAT_A coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA>
-#define MAT_B coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB>
-#define MAT_C coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-
 const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes and 16 of padding
 shared uvec4 As[BM * AS];         // As[m][k]: row-major A
 shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
 shared int stage[8 * 256];        // one 16 x 16 fragment per subgroup, for the epilogue
+
+#ifdef COOPMAT_EMULATED
+#define COOPMAT_EMU_A As
+#define COOPMAT_EMU_B Bs
+#include "coopmat_emulation.glsl"
+#else
+#define MAT_A coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA>
+#define MAT_B coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB>
+#define MAT_C coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define MAT_C_ZERO MAT_C(0)
+#define MAT_A_ONES MAT_A(int8_t(1))
+#define SUBGROUP_ID gl_SubgroupID
+#define SUBGROUP_LANE gl_SubgroupInvocationID
+#define SUBGROUP_BARRIER() subgroupBarrier()
+#define SUBGROUP_MEMORY_BARRIER_SHARED() subgroupMemoryBarrierShared()
+#endif
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -85,12 +103,12 @@ void main() {
             rb[i] = (pok[i] && kc < real_chunks) ? xp[xrow[i] + tap_off] : uvec4(0);            \
     }
 
-    uint warp = gl_SubgroupID, wm = warp / 4, wn = warp % 4;
+    uint warp = SUBGROUP_ID, wm = warp / 4, wn = warp % 4;
     MAT_C acc[WM][2];
     [[unroll]] for (uint i = 0; i < WM; ++i)
-        [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C(0);
-    MAT_C sums[2] = { MAT_C(0), MAT_C(0) };
-    MAT_A ones = MAT_A(int8_t(1));
+        [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
+    MAT_C sums[2] = { MAT_C_ZERO, MAT_C_ZERO };
+    MAT_A ones = MAT_A_ONES;
     bool wsum = window_sums_needed() != 0;
 
     if (s_begin < s_end) LOAD_STEP(s_begin);
@@ -133,17 +151,17 @@ void main() {
     }
 
     // Epilogue: each lane takes 8 neighbouring pixels of one row of a fragment.
-    uint lane = gl_SubgroupInvocationID, r = lane / 2, c8 = (lane % 2) * 8;
+    uint lane = SUBGROUP_LANE, r = lane / 2, c8 = (lane % 2) * 8;
     uint sbase = warp * 256;
     int colsum[2][8];
     [[unroll]] for (uint j = 0; j < 2; ++j) {
         [[unroll]] for (uint e = 0; e < 8; ++e) colsum[j][e] = 0;
         if (wsum) {
             coopMatStore(sums[j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
+            SUBGROUP_MEMORY_BARRIER_SHARED();
+            SUBGROUP_BARRIER();
             [[unroll]] for (uint e = 0; e < 8; ++e) colsum[j][e] = stage[sbase + c8 + e];   // row 0: the column sums
-            subgroupBarrier();
+            SUBGROUP_BARRIER();
         }
     }
     uint M = p.out_sizes.y;
@@ -153,12 +171,12 @@ void main() {
         int corr = int(w_words[m]), cw = int(w_words[M + m]);
         [[unroll]] for (uint j = 0; j < 2; ++j) {
             coopMatStore(acc[i][j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
+            SUBGROUP_MEMORY_BARRIER_SHARED();
+            SUBGROUP_BARRIER();
             uint px0 = pt * BN + wn * 32 + j * 16 + c8;
             int v[8];
             [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = stage[sbase + r * 16 + c8 + e] + corr + cw * colsum[j][e];
-            subgroupBarrier();
+            SUBGROUP_BARRIER();
             if (ml < p.mg) {
                 if (PACKED_OUT != 0) {
                     [[unroll]] for (uint h = 0; h < 2; ++h) {

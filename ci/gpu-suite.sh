@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite on a GPU machine that reaches no registry, in one go: run ci/device-deps.sh
+# on a machine that does, carry .device-deps over, then from the checkout's root
+#     bash ci/gpu-suite.sh [pytest arguments]
+# It builds dmlvk there (ci/device.sh) and runs the suite in one test process per CPU core
+# (pytest-xdist; DMLVK_TEST_WORKERS to choose), each with its own Vulkan device on the first GPU,
+# sharing the compiled shaders through dmlvk's cache. The DirectML tests skip: Wine is not there.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source ci/device.sh
+python3 -m pip install -q --no-index --find-links .device-deps/build-wheels pytest-xdist hypothesis 2>&1 \
+  | grep -v "^WARNING" || true
+python3 -m pytest -q -p no:cacheprovider -n "${DMLVK_TEST_WORKERS:-$(nproc)}" tests/ "$@"

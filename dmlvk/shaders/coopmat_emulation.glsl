@@ -1,0 +1,52 @@
+// Cooperative matrices emulated with shared memory and plain arithmetic, for devices without
+// VK_KHR_cooperative_matrix (lavapipe in CI), so that qlinear_conv_coopmat.comp's own tiling,
+// packing, split-K and requantization run and are tested there. Included by that kernel (with
+// COOPMAT_EMULATED) after its shared arrays; only what it uses is emulated:
+// - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
+//   (16 x 16), wrapping like the hardware's int32 accumulation;
+// - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
+//   in uvec4, as coopMatLoad counts them), C stored row-major to any int array;
+// - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
+//   are workgroup barriers (the kernel reaches them in uniform control flow).
+// Loads are lazy: an A or B matrix records where it was loaded from, and the multiply-add reads
+// the shared array then (the kernel does not write it between the two). An invocation holds 8
+// elements of each C matrix: row lane / 2, columns (lane % 2) * 8 .. + 7.
+
+struct EmuAB { uint off; uint stride; int fill; bool filled; };
+struct EmuC { int v[8]; };
+
+#define MAT_A EmuAB
+#define MAT_B EmuAB
+#define MAT_C EmuC
+#define MAT_C_ZERO EmuC(int[8](0, 0, 0, 0, 0, 0, 0, 0))
+#define MAT_A_ONES EmuAB(0u, 0u, 1, true)
+#define SUBGROUP_ID (gl_LocalInvocationID.x / 32u)
+#define SUBGROUP_LANE (gl_LocalInvocationID.x % 32u)
+#define SUBGROUP_BARRIER() barrier()
+#define SUBGROUP_MEMORY_BARRIER_SHARED() memoryBarrierShared()
+
+#define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false)
+#define coopMatStore(m, arr, off, stride, layout) {                                            \
+        uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
+        [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e)                                   \
+            arr[uint(off) + emu_row * uint(stride) + emu_col + emu_e] = m.v[emu_e];            \
+    }
+
+// The signed byte k (0..15) of a uvec4.
+int emu_int8(uvec4 v, uint k) {
+    return bitfieldExtract(int(v[k / 4u]), int(k % 4u) * 8, 8);
+}
+
+EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
+    uint row = SUBGROUP_LANE / 2u, col0 = (SUBGROUP_LANE % 2u) * 8u;
+    [[unroll]] for (uint e = 0u; e < 8u; ++e) {
+        int s = c.v[e];
+        uint col = col0 + e;
+        [[unroll]] for (uint k = 0u; k < 32u; ++k) {
+            int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
+            s += av * emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
+        }
+        c.v[e] = s;
+    }
+    return c;
+}
