@@ -89,11 +89,27 @@ def lang(path: Path) -> str:
     return "py" if path.suffix == ".py" else "glsl"
 
 
+def string_spans(source: str) -> dict:
+    """{line number: [(start column, end column)]} of a Python file's string literals."""
+    import io
+    import tokenize
+    spans = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for r in range(r0, r1 + 1):
+                spans.setdefault(r, []).append((c0 if r == r0 else 0, c1 if r == r1 else 1 << 30))
+    return spans
+
+
 def sites(path: Path) -> list:
-    """Every mutant of one file: one per (line, mutator, occurrence)."""
+    """Every mutant of one file: one per (line, mutator, occurrence) outside comments and, in
+    Python, outside string literals (messages and docstrings)."""
     out = []
     in_doc = False
-    for i, text in enumerate(path.read_text().splitlines()):
+    source = path.read_text()
+    strings = string_spans(source) if lang(path) == "py" else {}
+    for i, text in enumerate(source.splitlines()):
         s = text.strip()
         if lang(path) == "py" and s.count('"""') % 2 == 1:
             in_doc = not in_doc
@@ -105,6 +121,8 @@ def sites(path: Path) -> list:
             if lang(path) not in m.langs.split(","):
                 continue
             for match in re.finditer(m.pattern, code, flags=re.M):
+                if any(a <= match.start() < b for a, b in strings.get(i + 1, ())):
+                    continue
                 after = code[:match.start()] + match.expand(m.replace) + code[match.end():]
                 if after != code:
                     out.append(Mutant(str(path.relative_to(ROOT)), i + 1, m.name, text, after + text[len(code):]))
@@ -122,20 +140,26 @@ def scratch_copy() -> Path:
     shutil.copy2(kp.origin, base / "dmlvk")
     for d in ("tests", "tools"):
         shutil.copytree(ROOT / d, base / d, ignore=shutil.ignore_patterns("__pycache__"))
+    (base / "sitecustomize.py").write_text(SITECUSTOMIZE)
     for f in ("pyproject.toml", "conftest.py"):
         if (ROOT / f).exists():
             shutil.copy2(ROOT / f, base / f)
     return base
 
 
-BOOT = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__.lower()];"
-        "sys.path.insert(0, {base!r}); import dmlvk; assert dmlvk.__file__.startswith({base!r}), dmlvk.__file__;"
+# Written into the scratch copy, first on PYTHONPATH: every Python the tests start (subprocesses
+# included) sets the editable install's import hook aside and imports the scratch dmlvk.
+SITECUSTOMIZE = """import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
+"""
+BOOT = ("import sys, dmlvk; assert dmlvk.__file__.startswith({base!r}), dmlvk.__file__;"
         "import pytest; sys.exit(pytest.main({args!r}))")
 
 
 def run_tests(base: Path, tests: list, timeout: float) -> tuple:
     args = ["-x", "-q", "-p", "no:cacheprovider", "--no-header"] + tests
-    env = dict(os.environ, DMLVK_CACHE_DIR=str(base / "cache"), DMLVK_NO_DIRECTML="1")
+    env = dict(os.environ, DMLVK_CACHE_DIR=str(base / "cache"), DMLVK_NO_DIRECTML="1",
+               PYTHONPATH=os.pathsep.join([str(base)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.pop("DMLVK_SHADER_DIR", None)
     start = time.monotonic()
     try:
