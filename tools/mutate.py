@@ -1,7 +1,7 @@
 """Mutation testing: how many plausible bugs, planted one at a time, the tests notice.
 
-    python tools/mutate.py --files dmlvk/runtime/commands.py --tests tests/test_runtime.py \
-        [--max 40] [--seed 0] [--timeout 300] [--json out.json] [--list]
+    python tools/mutate.py --files dmlvk/runtime/commands.py [--max 40] [--seed 0] [--timeout 300] \
+        [--json out.json] [--list] [--rerun earlier.json] -- tests/test_runtime.py [pytest arguments]
 
 For each file, every site where one of MUTATORS applies is a mutant (a comparison or arithmetic
 operator swapped, a bound moved by one, a boolean or and/or flipped, min/max swapped, a barrier or a
@@ -9,7 +9,8 @@ lock dropped, a rounding changed, a check's raise dropped); --max of them, drawn
 planted one at a time in a scratch copy of the package (the working tree is never touched), and the
 given tests run there with -x. A mutant is killed when they fail or time out, and survives when
 they pass. The report gives the kill rate per file and each survivor (file, line, change), to judge
-it equivalent or to write the test that a real bug of its kind would need.
+it equivalent or to write the test that a real bug of its kind would need. --rerun takes an earlier
+run's JSON and plants only its survivors again (after tests were added: the others stay killed).
 
 It runs the tests in a fresh interpreter per mutant with the scratch package first on sys.path (the
 editable install's import hook set aside) and shaders compiled from the scratch copy, so both
@@ -178,19 +179,32 @@ def run_tests(base: Path, tests: list, timeout: float) -> tuple:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", nargs="+", required=True, help="files to mutate (paths from the repository root)")
-    ap.add_argument("--tests", nargs="+", required=True, help="pytest arguments: the tests that should notice")
+    ap.add_argument("tests", nargs=argparse.REMAINDER, help="after --: pytest arguments, the tests that should notice")
     ap.add_argument("--max", type=int, default=40, help="mutants per file at most (default 40)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=300, help="seconds per test run; longer counts as killed")
     ap.add_argument("--json", help="write every mutant and its outcome here")
     ap.add_argument("--list", action="store_true", help="only list the mutants that would be planted")
+    ap.add_argument("--rerun", help="an earlier run's --json: plant its survivors only")
     a = ap.parse_args(argv)
+    a.tests = a.tests[1:] if a.tests[:1] == ["--"] else a.tests
+    if not a.tests and not a.list:
+        ap.error("name the tests after --")
 
     rng = random.Random(a.seed)
-    chosen = []
+    chosen, earlier = [], []
     for f in a.files:
         all_sites = sites(ROOT / f)
         picked = sorted(rng.sample(all_sites, min(a.max, len(all_sites))), key=lambda m: m.line)
+        if a.rerun:
+            before = [Mutant(**m) for m in json.loads(Path(a.rerun).read_text()) if m["file"] == f]
+            earlier += [m for m in before if m.outcome != "survived"]
+            picked = [m for m in before if m.outcome == "survived"]
+            for m in picked:
+                if m.line > len((ROOT / f).read_text().splitlines()) or \
+                        (ROOT / f).read_text().splitlines()[m.line - 1] != m.before:
+                    raise SystemExit(f"mutate: {f}:{m.line} changed since the earlier run")
+            all_sites = before
         chosen.append((f, len(all_sites), picked))
     if a.list:
         for f, n, picked in chosen:
@@ -206,7 +220,7 @@ def main(argv=None) -> int:
             print(f"mutate: the tests fail without any mutant ({outcome}); fix that first", file=sys.stderr)
             return 2
         print(f"mutate: unmutated tests pass in {secs:.0f} s", flush=True)
-        results = []
+        results = list(earlier)
         for f, n, picked in chosen:
             target = base / f
             original = target.read_text()
@@ -221,9 +235,10 @@ def main(argv=None) -> int:
                     target.write_text(original)
                 print(f"  {m.outcome:8s} {f}:{m.line} {m.mutator}: {m.after.strip()[:100]}", flush=True)
                 results.append(m)
-            killed = sum(m.outcome != "survived" for m in picked)
-            print(f"{f}: {killed}/{len(picked)} killed ({100 * killed / max(1, len(picked)):.0f} %), "
-                  f"{n} sites in all", flush=True)
+            mine = [m for m in results if m.file == f]
+            killed = sum(m.outcome != "survived" for m in mine)
+            print(f"{f}: {killed}/{len(mine)} killed ({100 * killed / max(1, len(mine)):.0f} %)"
+                  + ("" if a.rerun else f", {n} sites in all"), flush=True)
         if a.json:
             Path(a.json).write_text(json.dumps([asdict(m) for m in results], indent=1))
         survivors = [m for m in results if m.outcome == "survived"]
