@@ -40,6 +40,7 @@ DEVICE_OPS = {"QLinearConv", "ConvInteger", "DepthToSpace", "SpaceToDepth"}
 HOST_OPS = {"QuantizeLinear", "DequantizeLinear"}
 VIEW_OPS = {"Identity", "Reshape", "Flatten"}
 LAYOUT_OPS = {"DepthToSpace", "SpaceToDepth"} | VIEW_OPS
+FUSED_OPS = {"Conv", "Relu", "Clip"}      # only inside a QDQ group (_fuse_qdq)
 _PLANS_KEPT = 4           # input shapes whose operators and Buffers a session keeps
 
 
@@ -150,20 +151,29 @@ class InferenceSession:
                     bad.append(f"{name}: Constant without a tensor value")
                 else:
                     self._consts[n.output[0]] = numpy_helper.to_array(a["value"])
-            elif n.op_type not in DEVICE_OPS | HOST_OPS | VIEW_OPS:
+            elif n.op_type not in DEVICE_OPS | HOST_OPS | VIEW_OPS | FUSED_OPS:
                 bad.append(f"{name}: {n.op_type}")
             else:
                 nodes.append(_Node(n.op_type, name, list(n.input), list(n.output), _attrs(onnx, n)))
+        graph_outputs = {v.name for v in g.output}
+        if not bad:
+            nodes, unfused = _fuse_qdq(nodes, self._consts, graph_outputs)
+            bad += unfused
         for n in nodes:
             bad += self._check_node(n)
         if bad:
             raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(bad))
-        self._nodes = _commute(nodes, self._consts)
+        self._nodes = _drop_dead(_drop_requantize_pairs(_commute(nodes, self._consts), self._consts, graph_outputs),
+                                 graph_outputs)
         self._inputs = [NodeArg(v.name, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
                                 _ELEM.get(v.type.tensor_type.elem_type, "tensor(?)"))
                         for v in g.input if v.name not in self._consts]
         self._outputs = [NodeArg(v.name, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
                                  _ELEM.get(v.type.tensor_type.elem_type, "tensor(?)")) for v in g.output]
+        self._graph_inputs = [v for v in g.input if v.name not in self._consts]
+        self._graph_outputs = list(g.output)
+        self._opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+        self._ir_version = model.ir_version
         self._plans: "OrderedDict[tuple, _Plan]" = OrderedDict()
         self._lock = threading.Lock()
 
@@ -202,8 +212,22 @@ class InferenceSession:
 
     @property
     def nodes(self) -> List[str]:
-        """The op types in the order dmlvk runs them (after moving quantization to the edges)."""
+        """The op types in the order dmlvk runs them (after fusing QDQ groups and moving
+        quantization to the edges)."""
         return [n.op for n in self._nodes]
+
+    def runs_model(self):
+        """What dmlvk runs, as an onnx.ModelProto: the nodes after fusing QDQ groups into
+        QLinearConv and moving quantization to the edges, with the constants they read (to
+        inspect, or to run elsewhere)."""
+        onnx, numpy_helper = _onnx()
+        helper = onnx.helper
+        used = {k for n in self._nodes for k in n.inputs if k in self._consts}
+        nodes = [helper.make_node(n.op, n.inputs, n.outputs, name=n.name, **n.attrs) for n in self._nodes]
+        graph = helper.make_graph(nodes, "dmlvk", list(self._graph_inputs), list(self._graph_outputs),
+                                  [numpy_helper.from_array(np.asarray(self._consts[k]), k) for k in sorted(used)])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(self._opset, 13))],
+                                 ir_version=self._ir_version)
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: dict) -> List[np.ndarray]:
         """The outputs named (all when None) for the inputs in input_feed ({name: array})."""
@@ -280,6 +304,160 @@ def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
                 swap(lay, q, "__float")
                 changed = True
     return nodes
+
+
+# ---- QDQ models (onnxruntime's quantize_static default format) -----------------------------------
+
+def _users(nodes: List[_Node], name: str) -> List[_Node]:
+    return [n for n in nodes if name in n.inputs]
+
+
+def _maker(nodes: List[_Node], name: str) -> Optional[_Node]:
+    return next((n for n in nodes if name in n.outputs), None)
+
+
+def _qparams(n: _Node, consts: dict, dtype=np.uint8) -> tuple:
+    """A QuantizeLinear / DequantizeLinear node's (scale, zero point) constants; the zero point
+    defaults to 0 of `dtype` (a DequantizeLinear's input dtype, uint8 for QuantizeLinear)."""
+    scale = consts[n.inputs[1]]
+    zp = consts[n.inputs[2]] if len(n.inputs) > 2 and n.inputs[2] else np.zeros((), dtype)
+    return scale, zp
+
+
+def _fuse_qdq(nodes: List[_Node], consts: dict, graph_outputs: set) -> tuple:
+    """Each DequantizeLinear -> Conv (-> Relu or Clip) -> QuantizeLinear group made a QLinearConv,
+    as onnxruntime's QDQ transformers do before its CPU kernels run (so dmlvk computes what ONNX
+    Runtime computes): the input a per-tensor DequantizeLinear of a tensor, the weight one of an
+    8-bit constant (per-tensor, or per output channel: axis 0), the bias absent or one of an int32
+    constant with zero point 0 (used as the int32 bias, as onnxruntime does), the output quantized
+    per tensor by one QuantizeLinear; a Relu between them only where that zero point is its type's
+    lowest value, a Clip only where its range holds the quantized range (then both change nothing).
+    Returns (nodes, messages for the Conv/Relu/Clip nodes left over)."""
+    nodes = list(nodes)
+    bad, reported = [], set()
+
+    def dq_of(name, constant):
+        d = _maker(nodes, name)
+        if d is None or d.op != "DequantizeLinear" or any(k and k not in consts for k in d.inputs[1:3]):
+            return None
+        return d if (d.inputs[0] in consts) == constant else None
+
+    for c in [n for n in nodes if n.op == "Conv"]:
+        def refuse(why):
+            reported.add(c.name)
+            bad.append(f"{c.name}: Conv not in a DequantizeLinear -> Conv -> QuantizeLinear group dmlvk runs "
+                       f"as QLinearConv ({why})")
+        dx, dw = dq_of(c.inputs[0], False), dq_of(c.inputs[1], True) if len(c.inputs) > 1 else None
+        if dx is None or dw is None:
+            refuse("its input and weight must come from DequantizeLinear nodes, the weight's of a constant")
+            continue
+        w = consts[dw.inputs[0]]
+        xs, xzp = _qparams(dx, consts, np.uint8)
+        ws, wzp = _qparams(dw, consts, w.dtype)
+        if xs.size != 1 or xzp.size != 1:
+            refuse("the input is quantized per axis")
+            continue
+        if w.dtype not in (np.int8, np.uint8) or w.ndim != 4:
+            refuse(f"a {w.ndim}-D {w.dtype} weight")
+            continue
+        if ws.size > 1 and (int(dw.attrs.get("axis", 1)) % 4 != 0 or ws.size != w.shape[0]):
+            refuse("the weight is quantized along an axis other than its output channels")
+            continue
+        bias = None
+        if len(c.inputs) > 2 and c.inputs[2]:
+            db = dq_of(c.inputs[2], True)
+            bq = None if db is None else consts[db.inputs[0]]
+            if db is None or bq.dtype != np.int32 or np.any(_qparams(db, consts, np.int32)[1] != 0):
+                refuse("the bias must be a DequantizeLinear of an int32 constant with zero point 0")
+                continue
+            bias = db.inputs[0]
+        act, q = None, None
+        users = _users(nodes, c.outputs[0])
+        if len(users) == 1 and users[0].op in ("Relu", "Clip") and c.outputs[0] not in graph_outputs:
+            act, users = users[0], _users(nodes, users[0].outputs[0])
+            out_name = act.outputs[0]
+        else:
+            out_name = c.outputs[0]
+        if len(users) == 1 and users[0].op == "QuantizeLinear" and out_name not in graph_outputs \
+                and all(k in consts for k in users[0].inputs[1:3] if k):
+            q = users[0]
+        if q is None:
+            refuse("its output must go to one QuantizeLinear alone")
+            continue
+        ys, yzp = _qparams(q, consts, np.uint8)
+        if ys.size != 1 or yzp.size != 1:
+            refuse("the output is quantized per axis")
+            continue
+        if act is not None and not _activation_is_saturation(act, ys, yzp, consts):
+            reported.add(act.name)
+            bad.append(f"{act.name}: {act.op} between a Conv and its QuantizeLinear that the quantization "
+                       f"does not already apply (dmlvk fuses it only where the zero point is the "
+                       f"type's lowest value (Relu), or the range holds the quantized range (Clip))")
+            continue
+        for nm, v in ((f"{c.name}__x_zero_point", xzp), (f"{c.name}__w_zero_point", wzp),
+                      (f"{c.name}__y_zero_point", yzp)):
+            consts[nm] = np.asarray(v)
+        ins = [dx.inputs[0], dx.inputs[1], f"{c.name}__x_zero_point", dw.inputs[0], dw.inputs[1],
+               f"{c.name}__w_zero_point", q.inputs[1], f"{c.name}__y_zero_point"] + ([bias] if bias else [])
+        fused = _Node("QLinearConv", c.name, ins, [q.outputs[0]],
+                      {k: v for k, v in c.attrs.items() if k != "kernel_shape"})
+        nodes[nodes.index(c)] = fused
+        for gone in (act, q):
+            if gone is not None:
+                nodes.remove(gone)
+    for n in nodes:
+        if n.op in ("Relu", "Clip") and n.name not in reported:
+            bad.append(f"{n.name}: {n.op} outside a DequantizeLinear -> Conv -> QuantizeLinear group")
+    return _drop_dead(nodes, graph_outputs), bad
+
+
+def _activation_is_saturation(act: _Node, ys, yzp, consts: dict) -> bool:
+    """Whether Relu / Clip before this QuantizeLinear changes no quantized value."""
+    info = np.iinfo(yzp.dtype)
+    if act.op == "Relu":
+        return int(yzp) == info.min
+    lo = act.attrs.get("min"); hi = act.attrs.get("max")          # opset 6 attributes, else inputs
+    if len(act.inputs) > 1 and act.inputs[1]:
+        lo = consts.get(act.inputs[1])
+    if len(act.inputs) > 2 and act.inputs[2]:
+        hi = consts.get(act.inputs[2])
+    if (len(act.inputs) > 1 and act.inputs[1] and lo is None) or (len(act.inputs) > 2 and act.inputs[2] and hi is None):
+        return False                                              # a range that is not constant
+    qlo = np.float32(info.min - int(yzp)) * np.float32(ys.reshape(-1)[0])
+    qhi = np.float32(info.max - int(yzp)) * np.float32(ys.reshape(-1)[0])
+    return (lo is None or np.float32(lo) <= qlo) and (hi is None or np.float32(hi) >= qhi)
+
+
+def _drop_requantize_pairs(nodes: List[_Node], consts: dict, graph_outputs: set) -> List[_Node]:
+    """A DequantizeLinear whose only consumer is a QuantizeLinear with the same scale and zero point
+    (and type) gives back its input: the pair becomes an Identity (what onnxruntime's QDQ clean-up
+    does; left by quantized layout operators once _commute moved them)."""
+    nodes = list(nodes)
+    for q in [n for n in nodes if n.op == "QuantizeLinear"]:
+        d = _maker(nodes, q.inputs[0])
+        if d is None or d.op != "DequantizeLinear" or len(_users(nodes, d.outputs[0])) != 1 \
+                or d.outputs[0] in graph_outputs or d.inputs[0] in consts:
+            continue
+        if any(k and k not in consts for k in d.inputs[1:3] + q.inputs[1:3]):
+            continue
+        d_s, d_zp = _qparams(d, consts, np.uint8)
+        q_s, q_zp = _qparams(q, consts, np.uint8)
+        if d_s.size == q_s.size == 1 and d_zp.size == q_zp.size == 1 and d_zp.dtype == q_zp.dtype \
+                and np.float32(d_s.reshape(-1)[0]) == np.float32(q_s.reshape(-1)[0]) and int(d_zp) == int(q_zp):
+            nodes[nodes.index(q)] = _Node("Identity", q.name, [d.inputs[0]], list(q.outputs), {})
+            nodes.remove(d)
+    return nodes
+
+
+def _drop_dead(nodes: List[_Node], graph_outputs: set) -> List[_Node]:
+    """Without the nodes whose outputs nothing reads (the weights' DequantizeLinear nodes once fused)."""
+    nodes = list(nodes)
+    while True:
+        read = {k for n in nodes for k in n.inputs} | graph_outputs
+        dead = [n for n in nodes if not any(o in read for o in n.outputs)]
+        if not dead:
+            return nodes
+        nodes = [n for n in nodes if n not in dead]
 
 
 # ---- planning and running -----------------------------------------------------------------------

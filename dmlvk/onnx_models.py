@@ -49,22 +49,62 @@ def espcn(scale: int = 2, c1: int = 64, c2: int = 32, seed: int = 0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
-def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1) -> list:
-    """Smooth image-like luma frames in [0, 1] with some noise (NCHW float32, batch 1)."""
+def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1, channels: int = 1) -> list:
+    """Smooth image-like frames in [0, 1] with some noise (NCHW float32, batch 1)."""
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     frames = []
     for i in range(count):
-        f = 0.5 + 0.4 * np.sin(xx / (2.0 + i % 3) + i) * np.cos(yy / (3.0 + i % 2)) + 0.05 * rng.standard_normal((h, w))
-        frames.append(np.clip(f, 0, 1).astype(np.float32)[None, None])
+        planes = [0.5 + 0.4 * np.sin(xx / (2.0 + (i + c) % 3) + i + c) * np.cos(yy / (3.0 + (i + c) % 2))
+                  + 0.05 * rng.standard_normal((h, w)) for c in range(channels)]
+        frames.append(np.clip(np.stack(planes), 0, 1).astype(np.float32)[None])
     return frames
 
 
+def space_to_depth_stem_float(c: int = 3, m: int = 16, block: int = 2, seed: int = 0):
+    """The float network space_to_depth_stem quantizes: SpaceToDepth, Conv 3x3 (c*block^2 -> m), Relu."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    cb = c * block * block
+    weights = {"w": (rng.standard_normal((m, cb, 3, 3)) * np.sqrt(2.0 / (cb * 9))).astype(np.float32),
+               "b": (rng.standard_normal(m) * 0.05).astype(np.float32)}
+    nodes = [helper.make_node("SpaceToDepth", ["x"], ["xs2d"], blocksize=block, name="s2d"),
+             helper.make_node("Conv", ["xs2d", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="stem"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "s2d_stem_float", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", m, "H", "W"])],
+                              [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def depthwise_block_float(c: int = 16, m: int = 24, seed: int = 0):
+    """A MobileNet-style block in float32: depthwise Conv 3x3 (group c), Clip(0, 6), pointwise
+    Conv 1x1 c -> m."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    weights = {"dw": (rng.standard_normal((c, 1, 3, 3)) * np.sqrt(2.0 / 9)).astype(np.float32),
+               "db": (rng.standard_normal(c) * 0.05).astype(np.float32),
+               "lo": np.float32(0.0), "hi": np.float32(6.0),
+               "pw": (rng.standard_normal((m, c, 1, 1)) * np.sqrt(2.0 / c)).astype(np.float32),
+               "pb": (rng.standard_normal(m) * 0.05).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "dw", "db"], ["d"], pads=[1, 1, 1, 1], group=c, name="depthwise"),
+             helper.make_node("Clip", ["d", "lo", "hi"], ["r"], name="relu6"),
+             helper.make_node("Conv", ["r", "pw", "pb"], ["y"], name="pointwise")]
+    graph = helper.make_graph(nodes, "depthwise_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", c, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", m, "h", "w"])],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def quantize(model, frames: Iterable[np.ndarray], input_name: str = "x", per_channel: bool = True,
-             reduce_range: bool = True):
-    """model quantized by onnxruntime.quantization.quantize_static in QOperator format (uint8
-    activations, int8 weights; reduce_range: 7-bit weights, which onnxruntime's own u8 x s8 CPU
-    kernel computes exactly on CPUs without VNNI)."""
+             reduce_range: bool = True, quant_format: str = "QOperator", activation_type: str = "QUInt8",
+             weight_type: str = "QInt8"):
+    """model quantized by onnxruntime.quantization.quantize_static: by default in QOperator format
+    (uint8 activations, int8 per-channel weights; reduce_range: 7-bit weights, which onnxruntime's
+    own u8 x s8 CPU kernel computes exactly on CPUs without VNNI). quant_format "QDQ",
+    activation_type / weight_type "QInt8" or "QUInt8" as onnxruntime names them; pass
+    per_channel=False, reduce_range=False, quant_format="QDQ", activation_type="QInt8" for
+    quantize_static's own defaults."""
     onnx, _, _, _ = _helpers()
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
@@ -78,8 +118,9 @@ def quantize(model, frames: Iterable[np.ndarray], input_name: str = "x", per_cha
     with tempfile.TemporaryDirectory(prefix="dmlvk-quant-") as tmp:
         src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "quant.onnx")
         onnx.save(model, src)
-        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QOperator, per_channel=per_channel,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, reduce_range=reduce_range)
+        quantize_static(src, dst, Reader(), quant_format=QuantFormat[quant_format], per_channel=per_channel,
+                        activation_type=QuantType[activation_type], weight_type=QuantType[weight_type],
+                        reduce_range=reduce_range)
         return onnx.load(dst)
 
 

@@ -44,3 +44,10 @@ def test_device_array_out_and_dtypes(device):
     other = dmlvk.Device()
     with pytest.raises(ValueError, match="another device"):
         dmlvk.depth_to_space(xd, 2, device=other)
+
+
+def test_an_array_must_fit_its_buffer(device):
+    buf = device.buffer(64)
+    assert dmlvk.DeviceArray(buf, (4, 4), np.float32).nbytes == 64          # exactly fits
+    with pytest.raises(ValueError, match="needs 68 bytes; the Buffer holds 64"):
+        dmlvk.DeviceArray(buf, (17,), np.float32)                           # one element past the end

@@ -269,3 +269,103 @@ def test_conv_integer(device, rng, types):
     want = reference.conv_integer_accumulators(x, int(xzp), w, wzp_m.astype(np.int64), None, strides=(1, 2),
                                                start_padding=(1, 0), end_padding=(1, 2), group_count=2)
     assert np.array_equal(got, want)
+
+
+# ---- QDQ models, as onnxruntime's quantize_static writes them by default ----------------------
+
+FLOAT_MODELS = {
+    "espcn": (lambda: models.espcn(2), 1, ["QuantizeLinear"] + ["QLinearConv"] * 3 + ["DepthToSpace", "DequantizeLinear"]),
+    "s2d-stem": (models.space_to_depth_stem_float, 3,
+                 ["QuantizeLinear", "SpaceToDepth", "QLinearConv", "DequantizeLinear"]),
+    "depthwise": (models.depthwise_block_float, 16, ["QuantizeLinear", "QLinearConv", "QLinearConv", "DequantizeLinear"]),
+}
+SETTINGS = {                     # quantize_static's defaults first, then the common options
+    "qdq-default": dict(quant_format="QDQ", activation_type="QInt8", per_channel=False, reduce_range=False),
+    "qdq-u8": dict(quant_format="QDQ", activation_type="QUInt8", per_channel=False, reduce_range=False),
+    "qdq-per-channel": dict(quant_format="QDQ", activation_type="QInt8", per_channel=True, reduce_range=False),
+    "qdq-u8-per-channel-reduce-range": dict(quant_format="QDQ", activation_type="QUInt8", per_channel=True,
+                                            reduce_range=True),
+    "qdq-u8-u8": dict(quant_format="QDQ", activation_type="QUInt8", weight_type="QUInt8", per_channel=False,
+                      reduce_range=False),
+    "qoperator-s8-per-channel": dict(quant_format="QOperator", activation_type="QInt8", per_channel=True,
+                                     reduce_range=False),
+    "qoperator-u8": dict(quant_format="QOperator", activation_type="QUInt8", per_channel=False, reduce_range=False),
+}
+
+
+def cpu_has_vnni() -> bool:
+    flags = open("/proc/cpuinfo").read() if sys.platform == "linux" else ""
+    return " avx512_vnni" in flags or " avx_vnni" in flags
+
+
+@pytest.fixture(scope="module")
+def quantized(request):
+    cache = {}
+
+    def get(model, setting):
+        if (model, setting) not in cache:
+            make, channels, _ = FLOAT_MODELS[model]
+            frames = models.calibration_frames(6, 16, 20, seed=2, channels=channels)
+            cache[model, setting] = models.quantize(make(), frames, **SETTINGS[setting])
+        return cache[model, setting]
+    return get
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+@pytest.mark.parametrize("model_name", FLOAT_MODELS)
+def test_quantize_static_models_match_onnxruntime(device, quantized, model_name, setting):
+    # Float models quantized the way users do; QDQ groups are fused into QLinearConv as
+    # onnxruntime's CPU provider fuses them, so its result is the one to equal, bit for bit.
+    model = quantized(model_name, setting)
+    _, channels, runs = FLOAT_MODELS[model_name]
+    session = InferenceSession(model, device=device)
+    assert session.nodes == runs
+    inexact_ort = (SETTINGS[setting].get("activation_type") == "QUInt8" and SETTINGS[setting].get("weight_type") != "QUInt8"
+                   and not SETTINGS[setting]["reduce_range"] and not cpu_has_vnni())
+    for n, h, w in ((1, 16, 20), (2, 10, 14)):
+        x = np.concatenate(models.calibration_frames(n, h, w, seed=7, channels=channels))
+        got, = session.run(None, {"x": x})
+        exact, = reference_run(session.runs_model(), {"x": x})
+        assert got.dtype == np.float32 and np.array_equal(got, exact)
+        if not inexact_ort:           # u8 x s8 without VNNI: onnxruntime's own kernel saturates pairs
+            want, = run_ort(model, {"x": x})
+            assert np.array_equal(got, want)
+    plan = next(iter(session._plans.values()))
+    assert [kind for kind, _ in plan.steps] == ["host", "device", "host"]     # one submission
+
+
+def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):
+    model = models.quantize(models.depthwise_block_float(), models.calibration_frames(2, 8, 8, channels=16),
+                            **SETTINGS["qdq-default"])
+    # A float bias instead of the int32 one onnxruntime's quantizer writes: onnxruntime would run
+    # that Conv in float; dmlvk refuses it by name.
+    g = model.graph
+    conv = next(n for n in g.node if n.op_type == "Conv" and n.name == "pointwise")
+    dq_bias = next(n for n in g.node if n.output[0] == conv.input[2])
+    nodes = [n for n in g.node if n is not dq_bias]
+    bias = numpy_helper.from_array(np.zeros(24, np.float32), conv.input[2])
+    bad = helper.make_model(helper.make_graph(nodes, "bad", list(g.input), list(g.output), list(g.initializer) + [bias]),
+                            opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    with pytest.raises(UnsupportedModelError, match=r"pointwise: Conv not in a DequantizeLinear -> Conv -> "
+                                                    r"QuantizeLinear group .*the bias must be"):
+        InferenceSession(bad, device=device)
+    # A Relu whose QuantizeLinear's zero point is not the lowest value changes values: refused.
+    relu_model = models.quantize(models.space_to_depth_stem_float(), models.calibration_frames(2, 8, 8, channels=3),
+                                 **SETTINGS["qdq-u8"])
+    g = relu_model.graph
+    q = next(n for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] not in ("x",) and "xs2d" not in n.input[0])
+    conv = next(n for n in g.node if n.op_type == "Conv")
+    relu = helper.make_node("Relu", [conv.output[0]], ["relu_out"], name="kept_relu")
+    q.input[0] = "relu_out"
+    zp = next(i for i in g.initializer if i.name == q.input[2])
+    zp.CopyFrom(numpy_helper.from_array(np.uint8(10), zp.name))
+    nodes = list(g.node)
+    nodes.insert(nodes.index(conv) + 1, relu)
+    m = helper.make_model(helper.make_graph(nodes, "relu", list(g.input), list(g.output), list(g.initializer)),
+                          opset_imports=list(relu_model.opset_import), ir_version=relu_model.ir_version)
+    with pytest.raises(UnsupportedModelError, match="kept_relu: Relu between a Conv and its QuantizeLinear"):
+        InferenceSession(m, device=device)
+    # A bare float Conv (not quantized at all).
+    f = models.depthwise_block_float()
+    with pytest.raises(UnsupportedModelError, match="depthwise: Conv not in a .*; relu6: Clip outside"):
+        InferenceSession(f, device=device)

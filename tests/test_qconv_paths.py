@@ -701,3 +701,36 @@ def test_more_taps_than_a_loop_limit_are_refused(rng):
 def test_loop_iteration_limit_by_driver(name, info, limit):
     from dmlvk.runtime.capabilities import loop_iteration_limit
     assert loop_iteration_limit(dataclasses.replace(dmlvk.devices()[0], driver_name=name, driver_info=info)) == limit
+
+
+@pytest.mark.parametrize("split", ["split-k", "whole-k"])
+def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng, split, monkeypatch):
+    # The cooperative-matrix convolution's dependent dispatches (input and filter packing, the
+    # multiply, split-K's sum), then a depth-to-space of its output, recorded once, run three times
+    # on new inputs (the validation-layer run checks their barriers).
+    from dmlvk.ops import quantized_conv
+    if split == "whole-k":
+        monkeypatch.setattr(quantized_conv, "SPLITK_BELOW", 0)
+    n, c, m, h, w = 1, 32, 64, 6, 10
+    args = [random_ints(rng, np.uint8, (n, c, h, w)), np.float32(0.02), np.uint8(120),
+            random_ints(rng, np.int8, (m, c, 3, 3)), np.float32(0.005), None,
+            rng.integers(-3000, 3000, m).astype(np.int32), np.float32(0.4), np.uint8(9)]
+    kw = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1,
+              output_dtype=np.uint8)
+    op = prepare_call(*args, **kw, device=fast_device)[0]
+    fast_device._operators.clear()
+    shaders = [k.shader for k in op.kernels]
+    assert "qlinear_conv_coopmat" in shaders and ("qlinear_conv_splitk" in shaders) == (split == "split-k")
+    d2s = fast_device.create_operator(dmlvk.DepthToSpace1Desc(
+        TensorDesc(U8, (n, m, h, w)), TensorDesc(U8, (n, m // 4, h * 2, w * 2)), 2, dmlvk.DepthSpaceOrder.DEPTH_COLUMN_ROW))
+    words = lambda a: np.frombuffer(np.asarray(a).tobytes().ljust(4, b"\0"), np.uint8)   # scalars: a whole word
+    bufs = [None if a is None else fast_device.upload(words(a)) for a in args]
+    mid, out = fast_device.buffer(n * m * h * w), fast_device.buffer(n * m * h * w)
+    cl = fast_device.command_list().record(op, bufs, [mid]).record(d2s, [mid], [out])
+    for _ in range(3):
+        args[0] = random_ints(rng, np.uint8, (n, c, h, w))
+        bufs[0].write(args[0])
+        cl.execute()
+        conv = reference.quantized_linear_convolution(*args, np.uint8, start_padding=(1, 1), end_padding=(1, 1))
+        want = reference.depth_to_space(conv, 2, "DCR")
+        assert np.array_equal(out.numpy(np.uint8, want.shape), want)

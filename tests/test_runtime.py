@@ -80,6 +80,7 @@ def test_command_list_runs_dependent_operators_repeatedly(device, rng):
     d = device.buffer(4096)
     cl = device.command_list()
     cl.record(d2s, [a], [b]).record(s2d, [b], [c]).record(d2s, [c], [d])
+    assert cl.barriers == 0                     # nothing recorded into a submission yet
     for _ in range(5):
         x = rng.standard_normal((1, 16, 8, 8)).astype(np.float32)
         a.write(x)
@@ -97,6 +98,10 @@ def test_command_list_independent_operators_share_a_barrier_free_stretch(device)
     cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl.execute()
     assert cl.barriers == 1
+    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[1]], [bufs[2]])
+    cl._barriers = False                        # as timing's back-to-back runs: none at all
+    cl.execute()
+    assert cl.barriers == 0
 
 
 def test_command_list_quantized_convolution_follows_its_scale_buffers(device, rng):
@@ -123,6 +128,42 @@ def test_command_list_quantized_convolution_follows_its_scale_buffers(device, rn
         want = reference.quantized_linear_convolution(x, np.float32(0.05), np.uint8(120), w, np.float32(0.01),
                                                        None, bias, np.float32(y_scale), np.uint8(7), np.uint8)
         assert np.array_equal(out.numpy(np.uint8, want.shape), want), y_scale
+
+
+def test_a_command_list_output_read_later_as_a_scale_is_read_anew(device, rng):
+    # A Buffer a command list writes, then used as a convolution's output scale by a direct
+    # execution: its new value must be read (the list marks what it wrote as changed).
+    x = rng.integers(0, 256, (1, 4, 3, 3), dtype=np.uint8)
+    w = rng.integers(-128, 128, (4, 4, 1, 1), dtype=np.int8)
+    args = [x, np.float32(0.05), np.uint8(100), w, np.float32(0.02), None, None, np.float32(0.3), np.uint8(7)]
+    y_scale = device.upload(np.float32([0.3]))
+    conv = dmlvk.ops.quantized_conv.prepare_call(*args, strides=(1, 1), dilations=(1, 1), start_padding=(0, 0),
+                                                 end_padding=(0, 0), group_count=1, output_dtype=None,
+                                                 device=device)[0]
+    copy = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 1, 1, 1)), TensorDesc(F32, (1, 1, 1, 1)), 1, DCR))
+    new_scale = device.upload(np.float32([0.07]))
+    cl = device.command_list().record(copy, [new_scale], [y_scale])
+    scalar = lambda v: np.frombuffer(np.asarray(v).tobytes().ljust(4, b"\0"), np.uint8)
+    inputs = [x, scalar(args[1]), scalar(args[2]), w, scalar(args[4]), None, None, y_scale, scalar(args[8])]
+    out = np.zeros((1, 4, 3, 3), np.uint8)
+    for want_scale in (0.3, 0.07):
+        if want_scale == 0.07:
+            cl.execute()
+        conv.execute(inputs, [out])
+        args[7] = np.float32(want_scale)
+        assert np.array_equal(out, reference.quantized_linear_convolution(*args, np.uint8)), want_scale
+
+
+def test_timing_gives_each_run_its_own_seconds(device):
+    import time
+    d2s = d2s_op(device, c=64, h=64, w=64)
+    a, b = device.buffer(64 * 64 * 64 * 4), device.buffer(64 * 64 * 64 * 4)
+    for barriers in (False, True):
+        start = time.perf_counter()
+        runs = d2s.time([a], [b], 4, barriers=barriers)
+        wall = time.perf_counter() - start
+        assert len(runs) == 4 and all(0 < t < wall for t in runs), (runs, wall)
+        assert sum(runs) < wall
 
 
 def test_command_list_checks_bindings(device):
@@ -180,6 +221,17 @@ def test_barriers_are_needed_and_sufficient(barriers):
         for i in range(3):
             a.write(x + i)
             cl.execute()
+        # Dependent dispatches inside one operator (the convolution's filter packing, then the
+        # convolution) and inside a whole ONNX model's submission keep their barriers regardless.
+        rng = np.random.default_rng(0)
+        q = (np.float32(0.05), np.uint8(3), rng.integers(-128, 128, (16, 8, 3, 3), dtype=np.int8),
+             np.float32(0.01), None, None, np.float32(0.3), np.uint8(11))
+        for i in range(2):
+            dmlvk.quantized_linear_convolution(rng.integers(0, 256, (1, 8, 6, 6), dtype=np.uint8), *q, device=dev)
+        from dmlvk import onnx_models, onnx as dml_onnx
+        s = dml_onnx.InferenceSession(onnx_models.qconv_depth_to_space_chain(), device=dev)
+        for i in range(2):
+            s.run(None, {{"x": rng.integers(0, 256, (1, 8, 6, 6), dtype=np.uint8)}})
         print("ran", cl.barriers)
     """, {"VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation",
           "VK_LAYER_ENABLES": "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"}, drop=())
