@@ -5,18 +5,22 @@
 
 Nodes: QLinearConv, ConvInteger, DepthToSpace and SpaceToDepth run on the device
 (QUANTIZED_LINEAR_CONVOLUTION, its int32 accumulator for ConvInteger, DEPTH_TO_SPACE1,
-SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear run on the host with
-ONNX's arithmetic (float32 x / scale, rounded half to even, plus the zero point, saturated;
-(x - zero point) * scale in float32), as ONNX Runtime's CPU kernels do; Identity, Reshape and
-Flatten only re-view data. A model with any other node is refused when it is loaded, with every
-such node's name and op type; nothing is half-run.
+SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear between float32 and 8 bits run on the
+device too (dmlvk/ops/quantize.py; QuantizeLinear where the device has shaderFloat64), else on
+the host, with ONNX's arithmetic as ONNX Runtime's CPU kernels compute it (float32 x / scale,
+rounded half to even, plus the zero point, saturated, NaN to the lowest value; (x - zero point) *
+scale in float32); Identity, Reshape and Flatten only re-view data. QDQ models (quantize_static's
+default format) have each DequantizeLinear -> Conv -> QuantizeLinear group fused into QLinearConv
+first, as ONNX Runtime does (_fuse_qdq). A model with any other node is refused when it is
+loaded, with every such node's name and op type; nothing is half-run.
 
 Before planning, a per-tensor DequantizeLinear is moved after the layout operators (DepthToSpace,
 SpaceToDepth, Reshape, Flatten, Identity) that consume it, and a per-tensor QuantizeLinear before
 the ones that produce its input: a permutation commutes exactly with an elementwise map. So the
 usual quantized model (QuantizeLinear, quantized operators, DequantizeLinear) becomes one
-stretch of device work. Each stretch runs as one submission: the uploads of its inputs, its
-operators with barriers between dependent ones, the downloads of what the host needs. Its
+stretch of device work, float frame in to float frame out. Each stretch runs as one submission:
+the uploads of its inputs, its operators with barriers between dependent ones, the downloads of
+what the host needs. Its
 intermediate tensors stay on the device, in Buffers made once per input shape; operators are
 created once per input shape and kept (for the last 4 input shapes). One session runs one call at
 a time (calls from several threads wait for each other)."""
@@ -72,7 +76,8 @@ def _along_axis(x: np.ndarray, scale: np.ndarray, zp: np.ndarray, axis: int) -> 
 
 def quantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.ndarray:
     """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), in float32; the
-    result has the zero point's dtype (uint8 without one). Per-tensor or per-axis."""
+    result has the zero point's dtype (uint8 without one). Per-tensor or per-axis. NaN gives the
+    type's lowest value, as onnxruntime's CPU kernel does."""
     x = np.asarray(x, np.float32)
     scale = np.asarray(scale, np.float32)
     zp = np.zeros((), np.uint8) if zero_point is None else np.asarray(zero_point)
@@ -80,7 +85,7 @@ def quantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.
     info = np.iinfo(zp.dtype)
     with np.errstate(all="ignore"):
         q = np.rint((x / scale).astype(np.float32)) + zp.astype(np.float32)
-    return np.clip(q, info.min, info.max).astype(zp.dtype)
+    return np.clip(np.where(np.isnan(q), info.min, q), info.min, info.max).astype(zp.dtype)
 
 
 def dequantize_linear(x: np.ndarray, scale, zero_point=None, axis: int = 1) -> np.ndarray:
@@ -129,10 +134,14 @@ def _per_tensor(arr: Optional[np.ndarray]) -> bool:
 
 class InferenceSession:
     """An ONNX model loaded for dmlvk: model is a path or an onnx.ModelProto; device a dmlvk.Device
-    (None: the default one)."""
+    (None: the default one). QuantizeLinear and DequantizeLinear between float32 and 8 bits run on
+    the device, in the same submission as the operators around them (QuantizeLinear where the
+    device has shaderFloat64, which its exact division needs); host_quantization=True runs them
+    with numpy instead (the same results)."""
 
-    def __init__(self, model, device: Optional[Device] = None):
+    def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False):
         onnx, numpy_helper = _onnx()
+        self.host_quantization = bool(host_quantization)
         if isinstance(model, (str, bytes, os.PathLike)):
             model = onnx.load(os.fspath(model))
         if not isinstance(model, onnx.ModelProto):
@@ -493,13 +502,23 @@ class _Plan:
         on_device = set()         # names produced by device work
         for n in session._nodes:
             if n.op in HOST_OPS:
-                x_shape, _ = shapes[n.inputs[0]]
+                x_shape, x_dt = shapes[n.inputs[0]]
                 zp = consts.get(n.inputs[2]) if len(n.inputs) > 2 and n.inputs[2] else None
                 if n.op == "QuantizeLinear":
-                    shapes[n.outputs[0]] = (x_shape, np.dtype(np.uint8) if zp is None else zp.dtype)
+                    out = (x_shape, np.dtype(np.uint8) if zp is None else zp.dtype)
                 else:
-                    shapes[n.outputs[0]] = (x_shape, np.dtype(np.float32))
-                self.steps.append(("host", n))
+                    out = (x_shape, np.dtype(np.float32))
+                shapes[n.outputs[0]] = out
+                desc = None if session.host_quantization else _device_qdq(n, x_shape, x_dt, out[1], consts, dev)
+                if desc is None:
+                    self.steps.append(("host", n))
+                    continue
+                op = dev.operator(desc)
+                bind = [None, dev.upload(desc.params(consts[n.inputs[1]], zp))]
+                on_device.add(n.outputs[0])
+                if not self.steps or self.steps[-1][0] != "device":
+                    self.steps.append(("device", []))
+                self.steps[-1][1].append((op, bind, n))
                 continue
             if n.op in VIEW_OPS:
                 x_shape, dt = shapes[n.inputs[0]]
@@ -651,6 +670,26 @@ class _Plan:
                 name = alias[name]
             out.add(name)
         return out
+
+
+def _device_qdq(n: _Node, x_shape: tuple, x_dt, out_dt, consts: dict, dev: Device):
+    """The QuantizeLinearDesc that runs this QuantizeLinear / DequantizeLinear node on the device,
+    or None where the host runs it: other types than float32 <-> 8 bits, or QuantizeLinear on a
+    device without double-precision division (ops.quantize)."""
+    from .ops.quantize import QuantizeLinearDesc
+    quantize = n.op == "QuantizeLinear"
+    q_dt = np.dtype(out_dt if quantize else x_dt)
+    if q_dt not in (np.uint8, np.int8) or np.dtype(x_dt if quantize else out_dt) != np.float32 or not x_shape:
+        return None
+    if not QuantizeLinearDesc.runs_on(dev.capabilities, quantize):
+        return None
+    scale = consts[n.inputs[1]]
+    axis = None
+    if scale.size > 1:
+        axis = int(n.attrs.get("axis", 1)) % len(x_shape)
+        if x_shape[axis] != scale.size:
+            return None
+    return QuantizeLinearDesc(quantize, x_shape, q_dt, axis)
 
 
 def _conv_integer(n: _Node, x_shape: tuple, dt, consts: dict, dev: Device):

@@ -57,6 +57,12 @@ def _one_node(n, ins, vals):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
+def one_submission(device) -> list:
+    """A quantized model's plan: one device stretch, QuantizeLinear included where the device has
+    the double-precision division it needs (else it runs on the host first)."""
+    return ["device"] if device.capabilities.has("shaderFloat64") else ["host", "device"]
+
+
 @pytest.fixture(scope="module")
 def espcn_models():
     return {s: models.quantize(models.espcn(s), models.calibration_frames()) for s in (2, 3, 4)}
@@ -64,11 +70,14 @@ def espcn_models():
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("per_axis", [False, True])
-def test_quantize_and_dequantize_match_onnxruntime(rng, dtype, per_axis):
+def test_quantize_and_dequantize_match_onnxruntime(device, rng, dtype, per_axis):
+    # On the host (numpy) and on the device (ops.quantize, inside a session), against onnxruntime:
+    # ties, saturation, +-0, +-inf (saturate) and NaN (the type's lowest value, as onnxruntime gives).
     x = (rng.standard_normal((2, 3, 5, 7)) * 3).astype(np.float32)
     scale = np.float32(0.05)
     x.reshape(-1)[:40] = (np.arange(40, dtype=np.float32) - 20.5) * scale       # ties: half to even
     x.reshape(-1)[40:44] = [1e6, -1e6, np.float32(127.5) * scale, np.float32(-128.5) * scale]
+    x.reshape(-1)[44:49] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
     if per_axis:
         scale = rng.uniform(0.01, 0.1, 3).astype(np.float32)
         zp = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 3).astype(dtype)
@@ -80,10 +89,17 @@ def test_quantize_and_dequantize_match_onnxruntime(rng, dtype, per_axis):
                           [helper.make_tensor_value_info("q", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), x.shape),
                            helper.make_tensor_value_info("d", TensorProto.FLOAT, x.shape)],
                           [numpy_helper.from_array(np.asarray(scale), "s"), numpy_helper.from_array(np.asarray(zp), "z")])
-    q_ort, d_ort = run_ort(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), {"x": x})
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    q_ort, d_ort = run_ort(model, {"x": x})
     q = quantize_linear(x, scale, zp, axis=1)
     assert q.dtype == np.dtype(dtype) and np.array_equal(q, q_ort)
     assert np.array_equal(dequantize_linear(q, scale, zp, axis=1), d_ort)
+    for host in (False, True):
+        session = InferenceSession(model, device=device, host_quantization=host)
+        q_dev, d_dev = session.run(None, {"x": x})
+        assert np.array_equal(q_dev, q_ort) and np.array_equal(d_dev, d_ort, equal_nan=True), host
+        kinds = [kind for kind, _ in next(iter(session._plans.values())).steps]
+        assert kinds == (["host", "host"] if host else one_submission(device)), kinds
 
 
 @pytest.mark.parametrize("scale", [2, 3, 4])
@@ -104,7 +120,7 @@ def test_quantized_espcn_matches_onnxruntime(device, espcn_models, scale):
         assert np.array_equal(got, want)
         assert np.array_equal(got, reference_run(model, {"x": x})[0])
     plan = next(iter(session._plans.values()))
-    assert [kind for kind, _ in plan.steps] == ["host", "device", "host"]     # one submission
+    assert [kind for kind, _ in plan.steps] == one_submission(device)
 
 
 def test_qconv_depth_to_space_chain(device, rng):
@@ -331,7 +347,7 @@ def test_quantize_static_models_match_onnxruntime(device, quantized, model_name,
             want, = run_ort(model, {"x": x})
             assert np.array_equal(got, want)
     plan = next(iter(session._plans.values()))
-    assert [kind for kind, _ in plan.steps] == ["host", "device", "host"]     # one submission
+    assert [kind for kind, _ in plan.steps] == one_submission(device)
 
 
 def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):

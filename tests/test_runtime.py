@@ -221,6 +221,11 @@ def test_barriers_are_needed_and_sufficient(barriers):
         for i in range(3):
             a.write(x + i)
             cl.execute()
+        # Write after read: the second operator overwrites what the first one reads.
+        d = dev.buffer(4096)
+        war = dev.command_list()
+        war._barriers = {barriers}
+        war.record(d2s, [a], [b]).record(s2d, [d], [a]).execute()
         # Dependent dispatches inside one operator (the convolution's filter packing, then the
         # convolution) and inside a whole ONNX model's submission keep their barriers regardless.
         rng = np.random.default_rng(0)

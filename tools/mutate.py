@@ -200,10 +200,12 @@ def main(argv=None) -> int:
             before = [Mutant(**m) for m in json.loads(Path(a.rerun).read_text()) if m["file"] == f]
             earlier += [m for m in before if m.outcome != "survived"]
             picked = [m for m in before if m.outcome == "survived"]
-            for m in picked:
-                if m.line > len((ROOT / f).read_text().splitlines()) or \
-                        (ROOT / f).read_text().splitlines()[m.line - 1] != m.before:
-                    raise SystemExit(f"mutate: {f}:{m.line} changed since the earlier run")
+            lines = (ROOT / f).read_text().splitlines()
+            for m in picked:            # the same line, moved by edits elsewhere in the file
+                at = [i + 1 for i, t in enumerate(lines) if t == m.before]
+                if not at:
+                    raise SystemExit(f"mutate: {f}:{m.line} changed since the earlier run: {m.before.strip()}")
+                m.line = min(at, key=lambda i: abs(i - m.line))
             all_sites = before
         chosen.append((f, len(all_sites), picked))
     if a.list:

@@ -49,6 +49,8 @@ VARIANTS = (
     ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1))),
     ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("COOPMAT_EMULATED", 1))),
     ("qlinear_conv_splitk", ()),
+    ("quantize_linear", ()),
+    ("dequantize_linear", ()),
     ("copy", ()),
 )
 TARGET_ENV = "vulkan1.1"
