@@ -4,11 +4,12 @@ quantize_static) run by dmlvk.onnx, next to onnxruntime on the CPU and the float
 network on CUDA, in the same run. `python -m dmlvk bench --only models` writes
 benchmarks/models-DEVICE.json and .md.
 
-Three dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch,
-its barriers counted: the input already quantized on the device, the output left there, as the
-PyTorch figure has its input and output on the GPU), the stretch as one submission with its
-upload and download (wall clock), and session.run end to end (float frames in and out, the
-host's QuantizeLinear and DequantizeLinear included). Every output element of the batch-1
+Four dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch, its
+barriers counted: float frames in device memory quantized there, the float output left there, as
+the PyTorch figure has its input and output on the GPU), the stretch as one submission with its
+float32 upload and download (wall clock), session.run end to end (float frames in and out as
+numpy arrays), and session.run with QuantizeLinear and DequantizeLinear on the host
+(host_quantization=True, as before they ran on the device). Every output element of the batch-1
 cases is compared with onnxruntime's."""
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
     device = timer.device
     model = models.quantize(models.espcn(2), models.calibration_frames())
     session = InferenceSession(model, device=device)
+    host_qdq = InferenceSession(model, device=device, host_quantization=True)
     ort_session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     rows = []
     for h, w in shapes:
@@ -39,6 +41,8 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             row["device_s"] = t["median_s"]
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
             row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)
+            row["end_to_end_host_qdq_s"] = _median_wall(lambda: host_qdq.run(None, {"x": x}), 3, warm=1)
+            row["device_qdq"] = [k for k, _ in session._plans[_plan_key({"x": x})].steps] == ["device"]
             if n in ort_batches:
                 want = ort_session.run(None, {"x": x})[0]
                 row["elements_compared"] = int(want.size)
@@ -66,18 +70,22 @@ def markdown(result: dict) -> list:
     fps = lambda r, k: f"{r['frames'] / r[k]:.1f}" if r.get(k) else ""
     out = ["## Quantized super-resolution model, frames per second", "",
            f"{m['model']}; nodes as run: {', '.join(m['nodes'])}.", "",
-           "dmlvk device: GPU timestamps of the device work (input quantized and output left on the device, as "
-           "PyTorch's are on the GPU); + transfers: the same as one submission with the uint8 upload and download "
-           "(wall); end to end: session.run with float frames in and out (host Q/DQ). onnxruntime: CPU, "
+           "dmlvk device: GPU timestamps of the device work (float frames quantized on the device, the float "
+           "output left there, as PyTorch's input and output are on the GPU); + transfers: the same as one "
+           "submission with the float32 upload and download (wall); end to end: session.run with float frames in "
+           "and out; host Q/DQ: the same with QuantizeLinear and DequantizeLinear in numpy. onnxruntime: CPU, "
            "end to end.", "",
-           "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | PyTorch fp16 CUDA | "
-           "dmlvk device / PyTorch | onnxruntime CPU | outputs equal to onnxruntime's |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
+           "host Q/DQ end to end | PyTorch fp16 CUDA | dmlvk device / PyTorch | onnxruntime CPU | "
+           "outputs equal to onnxruntime's |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in m["rows"]:
         ratio = f"{r['torch_fp16_cuda_s'] / r['device_s']:.2f}" if r.get("torch_fp16_cuda_s") else ""
         eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
               if "elements_compared" in r else "")
+        e2e = f"{r['device_s'] / r['end_to_end_s']:.2f}" if r.get("end_to_end_s") else ""
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
-                   f"{fps(r, 'end_to_end_s')} | {fps(r, 'torch_fp16_cuda_s')} | {ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
+                   f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'torch_fp16_cuda_s')} | "
+                   f"{ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
     out.append("")
     return out

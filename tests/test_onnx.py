@@ -385,3 +385,19 @@ def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):
     f = models.depthwise_block_float()
     with pytest.raises(UnsupportedModelError, match="depthwise: Conv not in a .*; relu6: Clip outside"):
         InferenceSession(f, device=device)
+
+
+def test_large_frames_in_and_out(device, rng):
+    # Past 16 MB the session copies frames into and out of staging memory on several threads:
+    # every byte must arrive (a size that is no multiple of the pieces' alignment).
+    shape = (1, 5, 1021, 1031)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"])]
+    g = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("d", TensorProto.FLOAT, shape)],
+                          [numpy_helper.from_array(np.float32(0.02), "s"), numpy_helper.from_array(np.uint8(128), "z")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = (rng.standard_normal(shape) * 2).astype(np.float32)
+    assert x.nbytes > 16 << 20
+    got, = InferenceSession(model, device=device).run(None, {"x": x})
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
