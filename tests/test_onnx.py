@@ -401,3 +401,19 @@ def test_large_frames_in_and_out(device, rng):
     assert x.nbytes > 16 << 20
     got, = InferenceSession(model, device=device).run(None, {"x": x})
     assert np.array_equal(got, run_ort(model, {"x": x})[0])
+
+
+def test_quantize_without_a_zero_point_input(device, rng):
+    # The zero point is optional: uint8 and 0 without it (QuantizeLinear), 0 of the input's type
+    # (DequantizeLinear); both on the device and on the host.
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s"], ["q"]), helper.make_node("DequantizeLinear", ["q", "s"], ["d"])]
+    g = helper.make_graph(nodes, "no_zp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 2, 3, 5))],
+                          [helper.make_tensor_value_info("q", TensorProto.UINT8, None),
+                           helper.make_tensor_value_info("d", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.float32(0.1), "s")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = (rng.standard_normal((1, 2, 3, 5)) * 10).astype(np.float32)
+    want = run_ort(model, {"x": x})
+    for host in (False, True):
+        got = InferenceSession(model, device=device, host_quantization=host).run(None, {"x": x})
+        assert got[0].dtype == np.uint8 and all(np.array_equal(a, b) for a, b in zip(got, want)), host

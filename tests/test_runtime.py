@@ -537,3 +537,45 @@ def test_a_missing_vulkan_loader_is_named_at_the_first_device_call(monkeypatch):
         dev_mod.kp.Manager
     monkeypatch.setattr(builtins, "__import__", real_import)
     assert dev_mod.kp.Manager is not None           # loads once the loader is there
+
+
+# ---- argument checks and small contracts ---------------------------------------------------
+
+def test_device_index_and_buffer_size_arguments(device):
+    with pytest.raises(TypeError, match="index must be an int"):
+        dmlvk.Device(True)
+    with pytest.raises(TypeError, match="index must be an int"):
+        dmlvk.Device("0")
+    for bad in (0, -4, True, 2.0):
+        with pytest.raises(ValueError, match="nbytes must be a positive integer"):
+            device.buffer(bad)
+    assert device.buffer(1).nbytes >= 1                   # the smallest buffer there is
+
+
+def test_buffer_writes_stay_inside_the_buffer(device):
+    for host_visible in (False, True):
+        b = device.staging_buffer(64) if host_visible else device.buffer(64)
+        if host_visible:
+            assert b.host_visible                         # small staging buffers are host memory
+        b.write(np.arange(64, dtype=np.uint8))
+        b.write(np.full(8, 255, np.uint8), offset=20)     # a partial write keeps the bytes around it
+        want = np.arange(64, dtype=np.uint8)
+        want[20:28] = 255
+        assert np.array_equal(b.read()[:64], want), host_visible
+        for data, offset in ((np.zeros(8, np.uint8), -1), (np.zeros(8, np.uint8), 57), (np.zeros(65, np.uint8), 0)):
+            with pytest.raises(ValueError, match="overruns"):
+                b.write(data, offset=offset)
+        assert np.array_equal(b.read()[:64], want)
+
+
+def test_the_operator_cache_keeps_the_most_recently_used(device):
+    from dmlvk.runtime import device as device_module
+    dev = dmlvk.Device(device.index)
+    d2s = lambda h, w: lambda: dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 4, h, w)), TensorDesc(F32, (1, 1, 2 * h, 2 * w)), 2, DCR)
+    first = dev.operator(d2s(1, 1), key="first")
+    for i in range(device_module._OPERATOR_CACHE - 1):
+        dev.operator(d2s(1, 2 + i), key=i)
+        assert dev.operator(None, key="first") is first   # used again: kept as the newest
+    for i in range(device_module._OPERATOR_CACHE):       # now unused while the cache turns over
+        dev.operator(d2s(2, 1 + i), key=("later", i))
+    assert dev.operator(d2s(1, 1), key="first") is not first
