@@ -20,10 +20,9 @@ the ones that produce its input: a permutation commutes exactly with an elementw
 usual quantized model (QuantizeLinear, quantized operators, DequantizeLinear) becomes one
 stretch of device work, float frame in to float frame out. Each stretch runs as one submission:
 the uploads of its inputs, its operators with barriers between dependent ones, the downloads of
-what the host needs. Its
-intermediate tensors stay on the device, in Buffers made once per input shape; operators are
-created once per input shape and kept (for the last 4 input shapes). One session runs one call at
-a time (calls from several threads wait for each other)."""
+what the host needs. Its intermediate tensors stay on the device, in Buffers made once per input
+shape; operators are created once per input shape and kept (for the last 4 input shapes). One
+session runs one call at a time (calls from several threads wait for each other)."""
 from __future__ import annotations
 
 import dataclasses
@@ -283,10 +282,10 @@ def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
     nodes = list(nodes)
 
     def consumers(name):
-        return [n for n in nodes if name in n.inputs]
+        return _users(nodes, name)
 
     def producer(name):
-        return next((n for n in nodes if name in n.outputs), None)
+        return _maker(nodes, name)
 
     def per_tensor(q: _Node) -> bool:
         return all(_per_tensor(consts.get(q.inputs[k])) for k in (1, 2) if k < len(q.inputs) and q.inputs[k])
@@ -425,7 +424,7 @@ def _activation_is_saturation(act: _Node, ys, yzp, consts: dict) -> bool:
     info = np.iinfo(yzp.dtype)
     if act.op == "Relu":
         return int(yzp) == info.min
-    lo = act.attrs.get("min"); hi = act.attrs.get("max")          # opset 6 attributes, else inputs
+    lo, hi = act.attrs.get("min"), act.attrs.get("max")          # opset 6 attributes, else inputs
     if len(act.inputs) > 1 and act.inputs[1]:
         lo = consts.get(act.inputs[1])
     if len(act.inputs) > 2 and act.inputs[2]:
@@ -447,8 +446,8 @@ def _drop_requantize_pairs(nodes: List[_Node], consts: dict, graph_outputs: set)
         if d is None or d.op != "DequantizeLinear" or len(_users(nodes, d.outputs[0])) != 1 \
                 or d.outputs[0] in graph_outputs or d.inputs[0] in consts:
             continue
-        if any(k and k not in consts for k in d.inputs[1:3] + q.inputs[1:3]):
-            continue
+        if len(d.inputs) < 3 or len(q.inputs) < 3 or not all(k in consts for k in d.inputs[1:3] + q.inputs[1:3]):
+            continue              # zero points given and constant: then their types are known
         d_s, d_zp = _qparams(d, consts, np.uint8)
         q_s, q_zp = _qparams(q, consts, np.uint8)
         if d_s.size == q_s.size == 1 and d_zp.size == q_zp.size == 1 and d_zp.dtype == q_zp.dtype \

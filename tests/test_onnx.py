@@ -417,3 +417,25 @@ def test_quantize_without_a_zero_point_input(device, rng):
     for host in (False, True):
         got = InferenceSession(model, device=device, host_quantization=host).run(None, {"x": x})
         assert got[0].dtype == np.uint8 and all(np.array_equal(a, b) for a, b in zip(got, want)), host
+
+
+@pytest.mark.parametrize("case", ["same", "other-scale", "no-zero-points"])
+def test_dequantize_quantize_pairs(device, rng, case):
+    # DequantizeLinear -> QuantizeLinear gives back its input only with one scale and zero point
+    # of one type; then the pair is dropped. Without zero points the types differ (int8 in, uint8
+    # out): the pair stays and requantizes.
+    s2 = np.float32(0.05) if case == "same" else np.float32(0.07)
+    zp_in = [] if case == "no-zero-points" else ["z"]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s"] + zp_in, ["f"]),
+             helper.make_node("QuantizeLinear", ["f", "s2"] + zp_in, ["y"])]
+    y_type = TensorProto.UINT8 if case == "no-zero-points" else TensorProto.INT8
+    g = helper.make_graph(nodes, "pair", [helper.make_tensor_value_info("x", TensorProto.INT8, (1, 3, 4, 5))],
+                          [helper.make_tensor_value_info("y", y_type, None)],
+                          [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(s2, "s2"),
+                           numpy_helper.from_array(np.int8(-3), "z")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    x = rng.integers(-128, 128, (1, 3, 4, 5), dtype=np.int8)
+    session = InferenceSession(model, device=device)
+    assert session.nodes == (["Identity"] if case == "same" else ["DequantizeLinear", "QuantizeLinear"])
+    got, = session.run(None, {"x": x})
+    assert np.array_equal(got, run_ort(model, {"x": x})[0]) and got.dtype == run_ort(model, {"x": x})[0].dtype
