@@ -285,6 +285,12 @@ def test_conv_integer(device, rng, types):
     want = reference.conv_integer_accumulators(x, int(xzp), w, wzp_m.astype(np.int64), None, strides=(1, 2),
                                                start_padding=(1, 0), end_padding=(1, 2), group_count=2)
     assert np.array_equal(got, want)
+    # The zero points are optional inputs: without them, 0.
+    bare = helper.make_node("ConvInteger", ["x", "w"], ["y"], pads=[1, 0, 1, 2], strides=[1, 2], group=2, name="ci")
+    g = helper.make_graph([bare], "ci", list(model.graph.input), list(model.graph.output), [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    got, = InferenceSession(model, device=device).run(None, {"x": x})
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
 
 
 # ---- QDQ models, as onnxruntime's quantize_static writes them by default ----------------------
