@@ -41,12 +41,21 @@ def test_tensor_desc_defaults_and_errors():
         TensorDesc(DataType.FLOAT32, (1, -2))
     with pytest.raises(TypeError):
         TensorDesc("FLOAT32", (1,))
+    for align in (-4, True, 1.5):
+        with pytest.raises(TypeError, match="guaranteed_base_offset_alignment"):
+            TensorDesc(DataType.FLOAT32, (1, 4), guaranteed_base_offset_alignment=align)
+    assert TensorDesc(DataType.FLOAT32, (1, 4), guaranteed_base_offset_alignment=0).guaranteed_base_offset_alignment == 0
 
 
 def test_from_array_maps_strides():
     a = np.zeros((2, 3, 4, 5), np.int16).transpose(0, 2, 3, 1)
     d = TensorDesc.from_array(a)
     assert d.sizes == (2, 4, 5, 3) and d.strides == (60, 5, 1, 20)
+    # A broadcast array's zero strides are DirectML strides too; negative ones are not.
+    b = np.broadcast_to(np.arange(5, dtype=np.float32), (3, 5))
+    assert TensorDesc.from_array(b).strides == (0, 1)
+    with pytest.raises(ValueError, match="non-negative multiples"):
+        TensorDesc.from_array(np.arange(6, dtype=np.float32)[::-1])
 
 
 def test_layout_analysis():
