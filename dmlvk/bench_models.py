@@ -4,18 +4,19 @@ quantize_static) run by dmlvk.onnx, next to onnxruntime on the CPU and the float
 network on CUDA, in the same run. `python -m dmlvk bench --only models` writes
 benchmarks/models-DEVICE.json and .md.
 
-Four dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch, its
+Five dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch, its
 barriers counted: float frames in device memory quantized there, the float output left there, as
 the PyTorch figure has its input and output on the GPU), the stretch as one submission with its
 float32 upload and download (wall clock), session.run end to end (float frames in and out as
-numpy arrays), and session.run with QuantizeLinear and DequantizeLinear on the host
-(host_quantization=True, as before they ran on the device). Every output element of the batch-1
+numpy arrays), session.run with QuantizeLinear and DequantizeLinear on the host
+(host_quantization=True, as before they ran on the device), and session.run with a DeviceArray
+in and out (IO binding: no transfer, the call's own cost on top of the device work). Every output element of the batch-1
 cases is compared with onnxruntime's."""
 from __future__ import annotations
 
 import numpy as np
 
-from . import onnx_models as models
+from . import arrays, onnx_models as models
 from .bench_peers import _median_wall
 from .onnx import InferenceSession, _plan_key
 
@@ -42,6 +43,8 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
             row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)
             row["end_to_end_host_qdq_s"] = _median_wall(lambda: host_qdq.run(None, {"x": x}), 3, warm=1)
+            xd, yd = arrays.asarray(x, device=device), arrays.empty(y.shape, y.dtype, device=device)
+            row["device_arrays_s"] = _median_wall(lambda: session.run(None, {"x": xd}, outputs={"y": yd}), 10, warm=1)
             row["device_qdq"] = [k for k, _ in session._plans[_plan_key({"x": x})].steps] == ["device"]
             if n in ort_batches:
                 want = ort_session.run(None, {"x": x})[0]
@@ -73,19 +76,20 @@ def markdown(result: dict) -> list:
            "dmlvk device: GPU timestamps of the device work (float frames quantized on the device, the float "
            "output left there, as PyTorch's input and output are on the GPU); + transfers: the same as one "
            "submission with the float32 upload and download (wall); end to end: session.run with float frames in "
-           "and out; host Q/DQ: the same with QuantizeLinear and DequantizeLinear in numpy. onnxruntime: CPU, "
-           "end to end.", "",
+           "and out; host Q/DQ: the same with QuantizeLinear and DequantizeLinear in numpy; device arrays: "
+           "session.run with a DeviceArray in and out (IO binding). onnxruntime: CPU, end to end.", "",
            "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
-           "host Q/DQ end to end | PyTorch fp16 CUDA | dmlvk device / PyTorch | onnxruntime CPU | "
-           "outputs equal to onnxruntime's |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "host Q/DQ end to end | device arrays in and out | PyTorch fp16 CUDA | dmlvk device / PyTorch | "
+           "onnxruntime CPU | outputs equal to onnxruntime's |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in m["rows"]:
         ratio = f"{r['torch_fp16_cuda_s'] / r['device_s']:.2f}" if r.get("torch_fp16_cuda_s") else ""
         eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
               if "elements_compared" in r else "")
         e2e = f"{r['device_s'] / r['end_to_end_s']:.2f}" if r.get("end_to_end_s") else ""
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
-                   f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'torch_fp16_cuda_s')} | "
+                   f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'device_arrays_s')} | "
+                   f"{fps(r, 'torch_fp16_cuda_s')} | "
                    f"{ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
     out.append("")
     return out

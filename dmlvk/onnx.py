@@ -237,8 +237,17 @@ class InferenceSession:
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(self._opset, 13))],
                                  ir_version=self._ir_version)
 
-    def run(self, output_names: Optional[Sequence[str]], input_feed: dict) -> List[np.ndarray]:
-        """The outputs named (all when None) for the inputs in input_feed ({name: array})."""
+    def run(self, output_names: Optional[Sequence[str]], input_feed: dict,
+            outputs: Optional[dict] = None) -> list:
+        """The outputs named (all when None) for the inputs in input_feed ({name: array}).
+
+        As ONNX Runtime's IO binding: an input may be a dmlvk.DeviceArray on the session's
+        device, read in place (no transfer); outputs={name: DeviceArray} has those outputs
+        written into the given device arrays, which are returned for them instead of numpy
+        arrays. A session records its submission over the device arrays of a call and keeps
+        it (for the last 4 combinations of shapes and device arrays): streaming through a few
+        device arrays in turn costs no recording."""
+        from .arrays import DeviceArray
         if not isinstance(input_feed, dict):
             raise TypeError(f"input_feed must be a dict of name: array, got {type(input_feed).__name__}")
         names = [o.name for o in self._outputs] if output_names is None else list(output_names)
@@ -246,11 +255,22 @@ class InferenceSession:
         for nm in names:
             if nm not in known:
                 raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        outputs = dict(outputs or {})
+        for nm, v in outputs.items():
+            if nm not in known:
+                raise ValueError(f"outputs names no graph output: {nm!r}; the outputs are {sorted(known)}")
+            if not isinstance(v, DeviceArray) or v.device is not self.device:
+                raise TypeError(f"output {nm!r} must be a dmlvk.DeviceArray on {self.device.name}")
         feeds = {}
         for arg in self._inputs:
             if arg.name not in input_feed:
                 raise ValueError(f"input {arg.name!r} is missing from input_feed")
-            a = np.ascontiguousarray(np.asarray(input_feed[arg.name]))
+            a = input_feed[arg.name]
+            if isinstance(a, DeviceArray):
+                if a.device is not self.device:
+                    raise ValueError(f"input {arg.name!r} lives on {a.device.name}, not on {self.device.name}")
+            else:
+                a = np.ascontiguousarray(np.asarray(a))
             want = _NUMPY.get(arg.type)
             if want is not None and a.dtype != want:
                 raise TypeError(f"input {arg.name!r} must be {np.dtype(want)} ({arg.type}), got {a.dtype}")
@@ -258,11 +278,11 @@ class InferenceSession:
         extra = set(input_feed) - {a.name for a in self._inputs}
         if extra:
             raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
-        key = _plan_key(feeds)
+        key = _plan_key(feeds, outputs)
         with self._lock:          # one run at a time: a plan's device Buffers are shared
             plan = self._plans.get(key)
             if plan is None:
-                plan = self._plans[key] = _Plan(self, feeds)
+                plan = self._plans[key] = _Plan(self, feeds, outputs)
                 while len(self._plans) > _PLANS_KEPT:
                     self._plans.popitem(last=False)
             self._plans.move_to_end(key)
@@ -270,9 +290,12 @@ class InferenceSession:
         return [values[n] for n in names]
 
 
-def _plan_key(feeds: dict) -> tuple:
-    """The plan cache's key: the inputs' names, shapes and dtypes."""
-    return tuple((k, np.shape(v), np.asarray(v).dtype.str) for k, v in sorted(feeds.items()))
+def _plan_key(feeds: dict, outputs: Optional[dict] = None) -> tuple:
+    """The plan cache's key: the inputs' names, shapes and dtypes, and the device arrays bound."""
+    from .arrays import DeviceArray
+    bound = lambda v: id(v.buffer) if isinstance(v, DeviceArray) else None
+    return (tuple((k, tuple(v.shape), np.dtype(v.dtype).str, bound(v)) for k, v in sorted(feeds.items())),
+            tuple((k, bound(v)) for k, v in sorted((outputs or {}).items())))
 
 
 def _commute(nodes: List[_Node], consts: dict) -> List[_Node]:
@@ -472,10 +495,12 @@ def _drop_dead(nodes: List[_Node], graph_outputs: set) -> List[_Node]:
 
 @dataclass
 class _Dev:
-    """A tensor on the device: a Buffer, read as a packed array of shape and dtype."""
+    """A tensor on the device: a Buffer, read as a packed array of shape and dtype. staged: its
+    bytes are in the Buffer's host staging too (downloaded by the submission that made it)."""
     buffer: Buffer
     shape: tuple
     dtype: np.dtype
+    staged: bool = True
 
 
 def _conv_kwargs(n: _Node) -> dict:
@@ -489,11 +514,12 @@ class _Plan:
     """The nodes for one set of input shapes, cut into stretches of host and device work; each
     device stretch a recorded Program with its Buffers."""
 
-    def __init__(self, session: InferenceSession, feeds: dict):
+    def __init__(self, session: InferenceSession, feeds: dict, outputs: Optional[dict] = None):
         from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
         from .ops.quantized_conv import constant_filter, prepare_call
         from .tensor import TensorDesc
         self.session, self.device = session, session.device
+        self.device_outputs = dict(outputs or {})     # graph output name -> the caller's DeviceArray
         dev, consts = self.device, session._consts
         shapes = {k: (v.shape, v.dtype) for k, v in feeds.items()}
         shapes.update({k: (v.shape, v.dtype) for k, v in consts.items()})
@@ -572,7 +598,9 @@ class _Plan:
         self._programs = {}
 
     def run(self, feeds: dict) -> dict:
-        values: dict = dict(feeds)
+        from .arrays import DeviceArray
+        values: dict = {k: _Dev(v.buffer, v.shape, v.dtype, staged=False) if isinstance(v, DeviceArray) else v
+                        for k, v in feeds.items()}
         values.update(self.session._consts)
         for i, (kind, what) in enumerate(self.steps):
             if kind == "host":
@@ -586,10 +614,23 @@ class _Plan:
                 n = what
                 v = values[n.inputs[0]]
                 shape = _view_shape(n, v.shape, self.session._consts)
-                values[n.outputs[0]] = _Dev(v.buffer, shape, v.dtype) if isinstance(v, _Dev) else v.reshape(shape)
+                values[n.outputs[0]] = dataclasses.replace(v, shape=shape) if isinstance(v, _Dev) else v.reshape(shape)
             else:
                 self._run_device(i, what, values)
-        return {k: self._host(values, k) for k in [o.name for o in self.session._outputs]}
+        out = {}
+        for k in [o.name for o in self.session._outputs]:
+            da = self.device_outputs.get(k)
+            if da is None:
+                out[k] = self._host(values, k)
+                continue
+            v = values[k]
+            if not (isinstance(v, _Dev) and v.buffer is da.buffer):      # made elsewhere: put it there
+                v = self._host(values, k)
+                if v.shape != da.shape or v.dtype != da.dtype:
+                    raise ValueError(f"output {k!r} is {v.dtype} {v.shape}; the DeviceArray given is {da.dtype} {da.shape}")
+                da.buffer.write(np.ascontiguousarray(v))
+            out[k] = da
+        return out
 
     def device_work(self) -> tuple:
         """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
@@ -601,7 +642,9 @@ class _Plan:
     def _host(self, values: dict, name: str) -> np.ndarray:
         v = values[name]
         if isinstance(v, _Dev):
-            staged = v.buffer._host[:int(np.prod(v.shape)) * v.dtype.itemsize].view(v.dtype).reshape(v.shape)
+            nbytes = int(np.prod(v.shape)) * v.dtype.itemsize
+            raw = v.buffer._host[:nbytes] if v.staged else v.buffer.read()[:nbytes]
+            staged = raw.view(v.dtype).reshape(v.shape)
             v = values[name] = np.empty_like(staged)
             _copy(v, staged)
         return v
@@ -640,7 +683,12 @@ class _Plan:
                 x = bufs[n.inputs[0]] = _Dev(Buffer(dev, max(-(-a.nbytes // 4) * 4, 4)), a.shape, a.dtype)
                 uploads.append((n.inputs[0], x.buffer))
             od = op.output_descs[0]
-            y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes), tuple(od.sizes), np.dtype(od.data_type.numpy_dtype))
+            shape, dtype = tuple(od.sizes), np.dtype(od.data_type.numpy_dtype)
+            given = self.device_outputs.get(n.outputs[0])
+            if given is not None and (given.shape != shape or given.dtype != dtype):
+                raise ValueError(f"output {n.outputs[0]!r} is {dtype} {shape}; the DeviceArray given is "
+                                 f"{given.dtype} {given.shape}")
+            y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes) if given is None else given.buffer, shape, dtype)
             call = op.bind([x.buffer] + bind[1:], [y.buffer])
             bound.append(call)
             dispatches += call.dispatches
@@ -650,12 +698,17 @@ class _Plan:
             values[name] = d
         later = self._needed_after(index)
         downloads = list({id(d.buffer): d.buffer for name, d in produced.items() if name in later}.values())
+        for name, d in produced.items():           # left on the device: not in staging
+            if d.buffer not in downloads:
+                produced[name] = dataclasses.replace(d, staged=False)
+                values[name] = produced[name]
         prog = Program(dev, dispatches, uploads=[b for _, b in uploads] + param_uploads, downloads=downloads)
         return prog, uploads, produced, bound, dispatches
 
     def _needed_after(self, index: int) -> set:
-        """Names read by host steps after step `index`, and the graph's outputs, following views."""
-        need = {o.name for o in self.session._outputs}
+        """Names read by host steps after step `index`, and the graph's outputs not bound to the
+        caller's device arrays, following views."""
+        need = {o.name for o in self.session._outputs if o.name not in self.device_outputs}
         alias = {}
         for kind, what in self.steps[index + 1:]:
             if kind == "view":

@@ -445,3 +445,32 @@ def test_dequantize_quantize_pairs(device, rng, case):
     assert session.nodes == (["Identity"] if case == "same" else ["DequantizeLinear", "QuantizeLinear"])
     got, = session.run(None, {"x": x})
     assert np.array_equal(got, run_ort(model, {"x": x})[0]) and got.dtype == run_ort(model, {"x": x})[0].dtype
+
+
+@pytest.mark.parametrize("host", [False, True], ids=["device-qdq", "host-qdq"])
+def test_device_arrays_in_and_out(device, host):
+    # IO binding: DeviceArray inputs read in place, outputs written into the caller's DeviceArrays;
+    # a few device arrays in turn keep one recorded plan each.
+    import dmlvk.arrays
+    model = models.quantize(models.espcn(2), models.calibration_frames())
+    session = InferenceSession(model, device=device, host_quantization=host)
+    frames = [np.concatenate(models.calibration_frames(1, 12, 16, seed=s)) for s in range(4)]
+    want = [session.run(None, {"x": f})[0] for f in frames]
+    ins = [dmlvk.asarray(frames[0], device=device), dmlvk.asarray(frames[1], device=device)]
+    outs = [dmlvk.arrays.empty((1, 1, 24, 32), np.float32, device=device) for _ in range(2)]
+    plans = len(session._plans)
+    for i, f in enumerate(frames):
+        ins[i % 2].buffer.write(f)                  # the next frame into the input array in turn
+        y, = session.run(None, {"x": ins[i % 2]}, outputs={"y": outs[i % 2]})
+        assert y is outs[i % 2] and np.array_equal(y.numpy(), want[i])
+        got, = session.run(None, {"x": ins[i % 2]})  # device in, numpy out
+        assert isinstance(got, np.ndarray) and np.array_equal(got, want[i])
+    assert len(session._plans) == min(plans + 4, 4)     # two inputs x (device out, host out)
+    with pytest.raises(ValueError, match="the DeviceArray given is float32"):
+        session.run(None, {"x": frames[0]}, outputs={"y": dmlvk.arrays.empty((1, 1, 24, 31), np.float32, device=device)})
+    with pytest.raises(ValueError, match="outputs names no graph output"):
+        session.run(None, {"x": frames[0]}, outputs={"z": outs[0]})
+    with pytest.raises(TypeError, match="must be a dmlvk.DeviceArray"):
+        session.run(None, {"x": frames[0]}, outputs={"y": np.zeros((1, 1, 24, 32), np.float32)})
+    with pytest.raises(TypeError, match="must be float32"):
+        session.run(None, {"x": dmlvk.asarray(frames[0].astype(np.float16), device=device)})
