@@ -247,3 +247,19 @@ def test_cpu_kernel_equals_the_gemm_and_the_reference(device, portable_device, r
         taken += op.kernels[-1].shader == "qlinear_conv_cpu"
     if device.capabilities.device_type == "CPU":
         assert taken == 24
+
+
+@pytest.mark.parametrize("mg", [5, 7])
+def test_direct_kernel_takes_several_channel_tiles_per_group(portable_device, rng, mg):
+    # The portable direct shader computes 4 output channels per invocation: a group of 5-7 output
+    # channels spans two tiles, whose channels must land at the group's offset plus the tile's.
+    x = rng.integers(0, 256, (2, 6, 5, 7), dtype=np.uint8)
+    w = rng.integers(-128, 128, (2 * mg, 3, 3, 3), dtype=np.int8)
+    args = (x, np.float32(0.02), np.uint8(100), w, rng.uniform(0.001, 0.01, 2 * mg).astype(np.float32), None,
+            rng.integers(-500, 500, 2 * mg).astype(np.int32), np.float32(0.1), np.uint8(120))
+    kw = dict(start_padding=(1, 1), end_padding=(1, 1), group_count=2)
+    op = dmlvk.ops.quantized_conv.prepare_call(*args, **kw, strides=(1, 1), dilations=(1, 1), output_dtype=None,
+                                               device=portable_device)[0]
+    assert [k.shader for k in op.kernels] == ["qlinear_conv"]
+    got = dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device)
+    assert np.array_equal(got, ref(args, kw, np.uint8))
