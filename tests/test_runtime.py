@@ -579,3 +579,21 @@ def test_the_operator_cache_keeps_the_most_recently_used(device):
     for i in range(device_module._OPERATOR_CACHE):       # now unused while the cache turns over
         dev.operator(d2s(2, 1 + i), key=("later", i))
     assert dev.operator(d2s(1, 1), key="first") is not first
+
+
+def test_binding_messages_name_inputs_and_outputs(device):
+    op = d2s_op(device)
+    x = np.zeros((1, 16, 8, 8), np.float32)
+    with pytest.raises(ValueError, match="output 1 is required"):
+        op.execute([x], [None])
+    with pytest.raises(ValueError, match="input 0 is required"):
+        op.execute([None], [np.zeros((1, 4, 16, 16), np.float32)])
+
+
+def test_timing_repeats_must_be_a_positive_integer(device):
+    op = d2s_op(device)
+    a, b = device.buffer(4096), device.buffer(4096)
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="repeats must be a positive integer"):
+            op.time([a], [b], bad)
+    assert len(op.time([a], [b], 1)) == 1
