@@ -98,7 +98,7 @@ def test_command_list_independent_operators_share_a_barrier_free_stretch(device)
     cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl.execute()
     assert cl.barriers == 1
-    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[1]], [bufs[2]])
+    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl._barriers = False                        # as timing's back-to-back runs: none at all
     cl.execute()
     assert cl.barriers == 0
