@@ -818,7 +818,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog=f"{_prog()} run", description="Run an ONNX model with dmlvk's operators "
                                  "and write each output as OUT_DIR/NAME.npy.")
     ap.add_argument("model", help="the .onnx file")
-    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input (repeat per input)")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="an input (repeat per input); for a one-input model NAME=FOLDER runs each .npy file "
+                         "in the folder and writes OUT_DIR/FILE.npy (OUT_DIR/FILE-OUTPUT.npy for several outputs)")
     ap.add_argument("--out-dir", default=".", help="where the outputs go (default: the current folder)")
     ap.add_argument("--batch-size", type=int, default=1, help="frames per run along axis 0 (default 1)")
     ap.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
@@ -830,6 +832,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             ap.error(f"--input takes NAME=FILE.npy, got {item!r}")
+        if os.path.isdir(path):
+            if len(a.input) != 1:
+                ap.error("a folder of inputs (NAME=FOLDER) is for one-input models")
+            session = InferenceSession(a.model, device=_Device(a.device) if a.device is not None else None)
+            return _run_folder(session, name, path, a.out_dir)
         feeds[name] = np.load(path, allow_pickle=False)
     session = InferenceSession(a.model, device=_Device(a.device) if a.device is not None else None)
     missing = [i.name for i in session.get_inputs() if i.name not in feeds]
@@ -854,4 +861,33 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         path = os.path.join(a.out_dir, f"{name.replace('/', '_')}.npy")
         np.save(path, np.concatenate(parts))
         print(path)
+    return 0
+
+
+def _run_folder(session: InferenceSession, name: str, folder: str, out_dir: str) -> int:
+    """dmlvk run MODEL --input NAME=FOLDER: each .npy file of the folder (sorted by name) as the
+    model's one input, one output file per input, progress and frames per second on stderr."""
+    import sys
+    import time
+    if [i.name for i in session.get_inputs()] != [name]:
+        print(f"dmlvk run: the model's inputs are {[i.name for i in session.get_inputs()]}, not [{name!r}]",
+              file=sys.stderr)
+        return 2
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".npy"))
+    if not files:
+        print(f"dmlvk run: no .npy files in {folder}", file=sys.stderr)
+        return 2
+    os.makedirs(out_dir, exist_ok=True)
+    outputs = [o.name for o in session.get_outputs()]
+    frames, start = 0, time.perf_counter()
+    for i, f in enumerate(files):
+        x = np.load(os.path.join(folder, f), allow_pickle=False)
+        for o, y in zip(outputs, session.run(None, {name: x})):
+            stem = f[:-4] if len(outputs) == 1 else f"{f[:-4]}-{o.replace('/', '_')}"
+            np.save(os.path.join(out_dir, stem + ".npy"), y)
+        frames += len(x) if x.ndim else 1
+        rate = frames / (time.perf_counter() - start)
+        print(f"\r[{i + 1}/{len(files)}] {f}: {rate:.1f} frames/s", end="", file=sys.stderr, flush=True)
+    print(f"\n{len(files)} files, {frames} frames, {frames / (time.perf_counter() - start):.1f} frames/s",
+          file=sys.stderr)
     return 0

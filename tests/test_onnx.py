@@ -225,6 +225,21 @@ def test_command_line_run(tmp_path, rng):
     bad = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx")], capture_output=True,
                          text=True, timeout=300)
     assert bad.returncode == 2 and "need --input" in bad.stderr
+    # A folder of frames: one output file per input file, progress with frames/s.
+    (tmp_path / "frames").mkdir()
+    for i in range(3):
+        np.save(tmp_path / "frames" / f"f{i}.npy", x[i:i + 1])
+    r = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx"), "--input",
+                        f"x={tmp_path / 'frames'}", "--out-dir", str(tmp_path / "out2")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "[3/3] f2.npy" in r.stderr and "3 files, 3 frames" in r.stderr and "frames/s" in r.stderr
+    want = run_ort(model, {"x": x})[0]
+    for i in range(3):
+        assert np.array_equal(np.load(tmp_path / "out2" / f"f{i}.npy"), want[i:i + 1])
+    r = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx"), "--input",
+                        f"y={tmp_path / 'frames'}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "the model's inputs are ['x']" in r.stderr
 
 
 def test_torch_exported_espcn(device):
