@@ -489,3 +489,40 @@ def test_device_arrays_in_and_out(device, host):
         session.run(None, {"x": frames[0]}, outputs={"y": np.zeros((1, 1, 24, 32), np.float32)})
     with pytest.raises(TypeError, match="must be float32"):
         session.run(None, {"x": dmlvk.asarray(frames[0].astype(np.float16), device=device)})
+
+
+def test_quantize_linear_descriptions(device):
+    # The device QuantizeLinear/DequantizeLinear operators' own checks and contracts.
+    from dmlvk.errors import UnsupportedError
+    from dmlvk.ops.quantize import QuantizeLinearDesc
+    with pytest.raises(TypeError, match="take uint8 or int8"):
+        QuantizeLinearDesc(True, (1, 4), np.int16)
+    d = QuantizeLinearDesc(False, (2, 3, 5), np.int8, axis=-2)
+    assert (d.channels, d.inner) == (3, 5)
+    assert np.array_equal(d.params(np.float32([0.5, 1, 2]), np.int8([1, -2, 3])).view(np.int32)[3:], [1, -2, 3])
+    for scale, zp in ((np.ones(2, np.float32), None), (np.ones(3, np.float32), np.zeros(2, np.int8))):
+        with pytest.raises(ValueError, match="channel"):
+            d.params(scale, zp)
+    with pytest.raises(UnsupportedError, match="2\\^32"):
+        QuantizeLinearDesc(True, (2**32,), np.uint8).kernel()
+    # DequantizeLinear writes the elements there are and nothing past them.
+    five = QuantizeLinearDesc(False, (1, 5), np.uint8)
+    op = device.create_operator(five)
+    out = device.buffer(32)
+    out.write(np.full(8, -7.0, np.float32))
+    op.execute([np.arange(8, dtype=np.uint8), five.params(np.float32(0.5), None)], [out])
+    assert np.array_equal(out.numpy(np.float32, (8,)), [0, 0.5, 1, 1.5, 2, -7, -7, -7])
+
+
+def test_quantize_on_the_host_without_double_precision(rng):
+    # Without shaderFloat64 the exact quotient is not available on the device: QuantizeLinear runs
+    # on the host, DequantizeLinear still on the device; the results are the same.
+    import dmlvk
+    dev = dmlvk.Device()
+    dev.capabilities = dev.capabilities.without(["shaderFloat64"])
+    model = models.quantize(models.espcn(2), models.calibration_frames())
+    session = InferenceSession(model, device=dev)
+    x = np.concatenate(models.calibration_frames(1, 10, 12, seed=4))
+    got, = session.run(None, {"x": x})
+    assert [kind for kind, _ in next(iter(session._plans.values())).steps] == ["host", "device"]
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
