@@ -10,8 +10,8 @@ the PyTorch figure has its input and output on the GPU), the stretch as one subm
 float32 upload and download (wall clock), session.run end to end (float frames in and out as
 numpy arrays), session.run with QuantizeLinear and DequantizeLinear on the host
 (host_quantization=True, as before they ran on the device), and session.run with a DeviceArray
-in and out (IO binding: no transfer, the call's own cost on top of the device work). Every output element of the batch-1
-cases is compared with onnxruntime's."""
+in and out (IO binding: no transfer, the call's own cost on top of the device work). Every output
+element of the batch-1 cases is compared with onnxruntime's."""
 from __future__ import annotations
 
 import numpy as np

@@ -363,7 +363,8 @@ def _fuse_qdq(nodes: List[_Node], consts: dict, graph_outputs: set) -> tuple:
     constant with zero point 0 (used as the int32 bias, as onnxruntime does), the output quantized
     per tensor by one QuantizeLinear; a Relu between them only where that zero point is its type's
     lowest value, a Clip only where its range holds the quantized range (then both change nothing).
-    Returns (nodes, messages for the Conv/Relu/Clip nodes left over)."""
+    Returns (nodes, messages for the Conv/Relu/Clip nodes left over); the weights'
+    DequantizeLinear nodes, now read by nothing, are dropped later with the other dead nodes."""
     nodes = list(nodes)
     bad, reported = [], set()
 
@@ -439,7 +440,7 @@ def _fuse_qdq(nodes: List[_Node], consts: dict, graph_outputs: set) -> tuple:
     for n in nodes:
         if n.op in ("Relu", "Clip") and n.name not in reported:
             bad.append(f"{n.name}: {n.op} outside a DequantizeLinear -> Conv -> QuantizeLinear group")
-    return _drop_dead(nodes, graph_outputs), bad
+    return nodes, bad
 
 
 def _activation_is_saturation(act: _Node, ys, yzp, consts: dict) -> bool:
@@ -626,8 +627,7 @@ class _Plan:
             v = values[k]
             if not (isinstance(v, _Dev) and v.buffer is da.buffer):      # made elsewhere: put it there
                 v = self._host(values, k)
-                if v.shape != da.shape or v.dtype != da.dtype:
-                    raise ValueError(f"output {k!r} is {v.dtype} {v.shape}; the DeviceArray given is {da.dtype} {da.shape}")
+                _check_given(k, v.shape, v.dtype, da)
                 da.buffer.write(np.ascontiguousarray(v))
             out[k] = da
         return out
@@ -643,8 +643,10 @@ class _Plan:
         v = values[name]
         if isinstance(v, _Dev):
             nbytes = int(np.prod(v.shape)) * v.dtype.itemsize
-            raw = v.buffer._host[:nbytes] if v.staged else v.buffer.read()[:nbytes]
-            staged = raw.view(v.dtype).reshape(v.shape)
+            if not v.staged:                      # Buffer.read copies it out of staging itself
+                v = values[name] = v.buffer.read()[:nbytes].view(v.dtype).reshape(v.shape)
+                return v
+            staged = v.buffer._host[:nbytes].view(v.dtype).reshape(v.shape)
             v = values[name] = np.empty_like(staged)
             _copy(v, staged)
         return v
@@ -685,9 +687,8 @@ class _Plan:
             od = op.output_descs[0]
             shape, dtype = tuple(od.sizes), np.dtype(od.data_type.numpy_dtype)
             given = self.device_outputs.get(n.outputs[0])
-            if given is not None and (given.shape != shape or given.dtype != dtype):
-                raise ValueError(f"output {n.outputs[0]!r} is {dtype} {shape}; the DeviceArray given is "
-                                 f"{given.dtype} {given.shape}")
+            if given is not None:
+                _check_given(n.outputs[0], shape, dtype, given)
             y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes) if given is None else given.buffer, shape, dtype)
             call = op.bind([x.buffer] + bind[1:], [y.buffer])
             bound.append(call)
@@ -724,6 +725,13 @@ class _Plan:
                 name = alias[name]
             out.add(name)
         return out
+
+
+def _check_given(name: str, shape: tuple, dtype, given) -> None:
+    """An output DeviceArray the caller gave must have the output's shape and dtype."""
+    if tuple(shape) != given.shape or np.dtype(dtype) != given.dtype:
+        raise ValueError(f"output {name!r} is {np.dtype(dtype)} {tuple(shape)}; the DeviceArray given is "
+                         f"{given.dtype} {given.shape}")
 
 
 def _device_qdq(n: _Node, x_shape: tuple, x_dt, out_dt, consts: dict, dev: Device):
@@ -827,18 +835,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = ap.parse_args(argv)
     if a.batch_size < 1:
         ap.error("--batch-size must be at least 1")
-    feeds = {}
+    feeds, folder = {}, None
     for item in a.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             ap.error(f"--input takes NAME=FILE.npy, got {item!r}")
         if os.path.isdir(path):
-            if len(a.input) != 1:
-                ap.error("a folder of inputs (NAME=FOLDER) is for one-input models")
-            session = InferenceSession(a.model, device=_Device(a.device) if a.device is not None else None)
-            return _run_folder(session, name, path, a.out_dir)
-        feeds[name] = np.load(path, allow_pickle=False)
+            folder = (name, path)
+        else:
+            feeds[name] = np.load(path, allow_pickle=False)
+    if folder and len(a.input) != 1:
+        ap.error("a folder of inputs (NAME=FOLDER) is for one-input models")
     session = InferenceSession(a.model, device=_Device(a.device) if a.device is not None else None)
+    if folder:
+        return _run_folder(session, *folder, a.out_dir)
     missing = [i.name for i in session.get_inputs() if i.name not in feeds]
     if missing:
         ap.error(f"the model's inputs {missing} need --input NAME=FILE.npy")

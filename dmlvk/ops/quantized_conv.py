@@ -56,10 +56,6 @@ SPLITK_MAX_PARTIAL_BYTES = 256 << 20
 # of any kernel: 1.01 and 2.02 (3 x 3; 5 x 5 1.52, 7 x 7 1.35, 11 x 11 1.21), with a margin.
 LOOP_ITERATIONS_PER_TAP = (1.1, 2.5)
 
-
-def most_taps(loop_iteration_limit: int, kh: int, kw: int) -> int:
-    """The most taps per output a convolution with a KH x KW window runs under that limit."""
-    return int(loop_iteration_limit / LOOP_ITERATIONS_PER_TAP[kh * kw > 1])
 # Its input packing (qconv_pack_input.comp) loads whole words of 4 columns where the input's
 # columns are contiguous and that makes at least this many invocations, else one byte at a time
 # (on an H200, 7-18 % faster at batch 32 on the benchmark's layers, 1-1.5 us slower at batch 1,
@@ -116,6 +112,11 @@ def _uint_list(name, values):
             raise TypeError(f"{OP}: {name} must hold integers (UINT), got {values!r}")
         out.append(int(v))
     return tuple(out)
+
+
+def most_taps(loop_iteration_limit: int, kh: int, kw: int) -> int:
+    """The most taps per output a convolution with a KH x KW window runs under that limit."""
+    return int(loop_iteration_limit / LOOP_ITERATIONS_PER_TAP[kh * kw > 1])
 
 
 @dataclass(frozen=True)
