@@ -8,6 +8,7 @@ from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
 from dmlvk.__main__ import run_depth_space_example
 from dmlvk.examples import depth_space_examples
 from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE
+from dmlvk.ops.depth_space import TABLE
 from harness import bits, element_mask, layout, make_tensor, random_bytes, strided_view
 
 ALL_TYPES = [DataType.FLOAT32, DataType.FLOAT16, DataType.UINT32, DataType.UINT16, DataType.UINT8,
@@ -38,8 +39,25 @@ def _random_shape(rng, d2s: bool, b: int):
     return (n, cs * b * b, h, w) if d2s else (n, cs, h * b, w * b)
 
 
-def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=None):
-    """One randomised case; returns a description for failure messages."""
+def runs(desc, variant, device=None) -> bool:
+    """Whether the named variant can run the description (on the device's capabilities)."""
+    try:
+        desc.kernel(device and device.capabilities, force=variant)
+    except ValueError:
+        return False
+    return True
+
+
+def lanes_win(eb, b, d2s) -> bool:
+    """Where depth_space_lanes.comp measured faster, in COLUMN_ROW_DEPTH order (its variant's table
+    entry): uint8 space-to-depth with B = 3 or 4 and depth-to-space with B = 3, float16
+    space-to-depth with B = 3."""
+    return (b == 3 or (b == 4 and not d2s)) if eb == 1 else (eb == 2 and b == 3 and not d2s)
+
+
+def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=None, force=None, tuning=None):
+    """One randomised case (force, tuning: the variant choice, as for Device.create_operator);
+    returns its description."""
     d2s = desc_cls in (dmlvk.DepthToSpaceDesc, dmlvk.DepthToSpace1Desc)
     in_sizes = shape or _random_shape(rng, d2s, b)
     n, c, h, w = in_sizes
@@ -51,7 +69,7 @@ def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shap
     sentinel = out_buf.copy()
     args = [in_desc, out_desc, b] + ([order] if desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc) else [])
     desc = desc_cls(*args)
-    op = device.create_operator(desc)
+    op = device.create_operator(desc, force, tuning)
     op.execute(inputs=[in_buf], outputs=[out_buf])
 
     dt = data_type.numpy_dtype
@@ -430,47 +448,44 @@ def test_rows_path_paired_b4_chunks(device, portable_device, rng, data_type):
 
 @pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
                          ids=lambda t: t.name)
-def test_rows_path_block_row_major_space_to_depth(device, portable_device, monkeypatch, rng, data_type):
+def test_rows_path_block_row_major_space_to_depth(device, portable_device, rng, data_type):
     """Space-to-depth with B = 3 / 4 of large inputs takes each channel's rows in block-row order
     (the thresholds lowered here): two images of several channels, packed and row-pitched (gaps
     intact), both orders, on the device and the portable one; the size thresholds per order; never
     for depth-to-space, B = 2 or staged chunks."""
-    from dmlvk.ops import depth_space as ds
     eb = data_type.bits // 8
     k = max(1, 8 // eb)
-    row_major = lambda desc: desc.kernel(device.capabilities).spec[9]
+    row_major = lambda desc, **tuning: desc.kernel(device.capabilities, tuning=tuning).spec[9]
     space, depth = (2, 3, 12, 12 * k), (2, 48, 3, 3 * k)
     small = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, depth), 4,
                                     DepthSpaceOrder.COLUMN_ROW_DEPTH)
     assert not row_major(small)
-    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_FROM", small.input_tensor.total_bytes)
-    assert row_major(small)
+    assert row_major(small, ROWS_BLOCK_ROW_MAJOR_FROM=small.input_tensor.total_bytes)
     dcr = dmlvk.SpaceToDepth1Desc(small.input_tensor, small.output_tensor, 4, DepthSpaceOrder.DEPTH_COLUMN_ROW)
     assert not row_major(dcr)
-    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE", dcr.input_tensor.total_bytes - 1)
-    assert row_major(dcr)
-    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_FROM", 0)
-    monkeypatch.setattr(ds, "ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE", 0)
+    assert row_major(dcr, ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE=dcr.input_tensor.total_bytes - 1)
+    low = dict(ROWS_BLOCK_ROW_MAJOR_FROM=0, ROWS_BLOCK_ROW_MAJOR_DCR_ABOVE=0)
     for b in (3, 4):
         space, depth = (2, 3, 5 * b, 4 * b * k), (2, 3 * b * b, 5, 4 * k)
         for order in ORDERS:
             for in_kind, out_kind in (("packed", "packed"), (_row_pitched(space, 2 * b * k), _row_pitched(depth, 4 * k))):
                 for dev in (device, portable_device):
-                    desc = run_case(dev, rng, dmlvk.SpaceToDepth1Desc, data_type, b, order, in_kind, out_kind, shape=space)
-                    kern = desc.kernel(dev.capabilities)
+                    desc = run_case(dev, rng, dmlvk.SpaceToDepth1Desc, data_type, b, order, in_kind, out_kind,
+                                    shape=space, tuning=low)
+                    kern = desc.kernel(dev.capabilities, tuning=low)
                     assert kern.shader == "depth_space_rows" and kern.spec[9] == 1, kern
         d2s = dmlvk.DepthToSpace1Desc(TensorDesc(data_type, depth), TensorDesc(data_type, space), b, order)
-        assert not row_major(d2s)
+        assert not row_major(d2s, **low)
     space = (1, 2, 8, 8 * k)
     s2d2 = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, (1, 8, 4, 4 * k)), 2,
                                    DepthSpaceOrder.COLUMN_ROW_DEPTH)
-    assert not row_major(s2d2)
+    assert not row_major(s2d2, **low)
     if eb >= 4:                         # staged chunks keep their order
-        monkeypatch.setattr(ds, "ROWS_STAGED_S2D_ABOVE", 0)
+        low["ROWS_STAGED_S2D_ABOVE"] = 0
         staged = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 2, 9, 48)), TensorDesc(data_type, (1, 18, 3, 16)), 3,
                                          DepthSpaceOrder.COLUMN_ROW_DEPTH)
-        kern = staged.kernel(device.capabilities)
-        assert kern.spec[6] == 1 and kern.spec[9] == 0, kern
+        kern = staged.kernel(device.capabilities, tuning=low)
+        assert kern.variant == "rows.staged" and kern.spec[9] == 0, kern
 
 
 def _nhwc_gapped(sizes, pixel_pad, row_pad, image_pad):
@@ -531,19 +546,18 @@ def test_channel_last_path_with_gaps(device, rng, eb):
 
 @pytest.mark.parametrize("data_type", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64],
                          ids=lambda t: t.name)
-def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type, monkeypatch):
+def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
     """Chunks that are not 16-byte vectors are staged in shared memory a subgroup at a time:
     depth-to-space's always, space-to-depth's of 4- and 8-byte elements from a packed input (of
     more than ROWS_STAGED_S2D_ABOVE bytes; here of any size).
     Hundreds of chunks, a partial last workgroup, gaps between rows intact. Packed space sides
     move as runs of 16-byte vectors and a tail of words: rows of one 8-byte or one 4-byte piece
     give 273 chunks of 6 or 3 words, so the last run's word count is not a multiple of 4."""
-    from dmlvk.ops import depth_space as ds
     eb = data_type.bits // 8
     s2d = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 7, 39, 48)), TensorDesc(data_type, (1, 63, 13, 16)), 3,
                                   DepthSpaceOrder.DEPTH_COLUMN_ROW)
     assert s2d.kernel().spec[6] == 0                   # small: each invocation loads its own chunk
-    monkeypatch.setattr(ds, "ROWS_STAGED_S2D_ABOVE", 0)
+    low = {"ROWS_STAGED_S2D_ABOVE": 0}
     widths = [16, max(1, 8 // eb)] + ([4 // eb] if eb <= 4 else [])
     for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
         for order in ORDERS:
@@ -551,8 +565,9 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type, monke
                 depth, space = (1, 9 * 7, 13, w), (1, 7, 39, 3 * w)
                 shape, out_sizes = (depth, space) if d2s else (space, depth)
                 for in_kind, out_kind in (("packed", "packed"), (_row_pitched(shape, 48), _row_pitched(out_sizes, 96))):
-                    desc = run_case(device, rng, desc_cls, data_type, 3, order, in_kind, out_kind, shape=shape)
-                    k = desc.kernel()
+                    desc = run_case(device, rng, desc_cls, data_type, 3, order, in_kind, out_kind, shape=shape,
+                                    tuning=low)
+                    k = desc.kernel(tuning=low)
                     assert k.shader == "depth_space_rows" and k.count > 256, k
                     assert k.count % 256 if w == 16 else k.count == 273, k
                     packed = (out_kind if d2s else in_kind) == "packed"      # the space side
@@ -564,12 +579,11 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type, monke
 
 
 @pytest.mark.parametrize("eb", [1, 2])
-def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb, monkeypatch):
+def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
     """DEPTH_COLUMN_ROW on packed NHWC tensors whose space-side pixels are narrower than a vector:
     a contiguous run is a block row of BLOCK such pixels, so both operators move whole vectors of
     BLOCK * C * element bytes (up to 16), not one pixel's bytes; runs narrower than 16 bytes go
     through shared-memory tiles (move_tiled) unless tiles are off; against the reference."""
-    from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
     order = DepthSpaceOrder.DEPTH_COLUMN_ROW
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
@@ -580,25 +594,24 @@ def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb, monkeypatch):
             depth, space = (2, cs * b * b, 3, 8), (2, cs, 3 * b, 8 * b)
             shape, out_sizes = (depth, space) if d2s else (space, depth)
             for tiled in (True, False):
-                monkeypatch.setattr(ds, "TILED", tiled)
+                tuning = {} if tiled else {"nhwc.tiled": False}
                 desc = run_case(device, rng, desc_cls, dt, b, order, _nhwc_gapped(shape, 0, 0, 0),
-                                _nhwc_gapped(out_sizes, 0, 0, 0), shape=shape)
-                k = desc.kernel(device.capabilities)
+                                _nhwc_gapped(out_sizes, 0, 0, 0), shape=shape, tuning=tuning)
+                k = desc.kernel(device.capabilities, tuning=tuning)
                 vec = min(16, b * cs * eb)
                 if tiled and vec < 16:
-                    assert k.shader == "depth_space_nhwc" and k.spec[5] == 3, (desc, k)
+                    assert k.variant == "nhwc.tiled", (desc, k)
                 else:
-                    assert k.shader == "depth_space_nhwc" and k.spec[4] == vec and k.spec[5] != 3, (desc, k)
+                    assert k.shader == "depth_space_nhwc" and k.spec[4] == vec and k.variant != "nhwc.tiled", (desc, k)
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda o: o.name)
 @pytest.mark.parametrize("eb", [1, 2, 4])
-def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
+def test_channel_last_row_segments(device, rng, eb, order):
     """Depth-to-space into abutting output pixels whose BLOCK-pixel row segments are 16 bytes
     moves one input pixel per invocation, its output as BLOCK row segments (move_blocks with SEG),
     both orders: B = 2 and 4, packed and with gaps after input pixels and output rows; against the
     reference, gaps intact, and the same as the paths without segments."""
-    from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32}[eb]
     taken = 0
     for b in (2, 3, 4):
@@ -609,20 +622,19 @@ def test_channel_last_row_segments(device, rng, eb, order, monkeypatch):
                 kinds = (_nhwc_gapped(shape, 16 * gaps, 0, 0), _nhwc_gapped(out_sizes, 0, 64 * gaps, 0))
                 desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
                 k = desc.kernel(device.capabilities)
-                assert (k.shader == "depth_space_nhwc" and k.spec[6] != 0) == segments, (desc, k)
+                assert (k.variant == "nhwc.segments") == segments, (desc, k)
                 if segments:
                     taken += 1
                     assert k.spec[4:7] == (16, 1, cs) and k.count == 2 * 3 * 8, k
-                    monkeypatch.setattr(ds, "ROW_SEGMENTS", ())
-                    other = desc.kernel(device.capabilities)
-                    assert other.shader != "depth_space_nhwc" or not other.spec[6]
-                    run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape)
-                    monkeypatch.undo()
+                    other = desc.kernel(device.capabilities, tuning={"nhwc.segments": False})
+                    assert other.variant != "nhwc.segments"
+                    run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape,
+                             tuning={"nhwc.segments": False})
     assert taken == 4, taken
 
 
 @pytest.mark.parametrize("eb", [1, 2])
-def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
+def test_channel_last_crd_staged(device, rng, eb):
     """COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels goes through
     shared-memory tiles of space-side rows (move_staged) where it measured faster: 1-byte elements
     but for odd-B depth-to-space, 2-byte ones with B = 2 and depth-to-space with B = 4 (16-byte
@@ -631,16 +643,16 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
     vectors' words rotate between tile and memory. Several tiles a row with a partial last one,
     packed and with gaps after space-side rows and depth-side pixels; against the reference, gaps
     intact, and the same as the paths without tiles."""
-    from dmlvk.ops import depth_space as ds
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16}[eb]
     order = DepthSpaceOrder.COLUMN_ROW_DEPTH
+    tile_bytes = TABLE.tuning["STAGED_TILE_BYTES"]
     taken = ragged = rotated = filled = 0
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         d2s = desc_cls is dmlvk.DepthToSpace1Desc
         for b in (2, 3, 4):
             wins = (b % 2 == 0 or not d2s) if eb == 1 else (b == 2 or (b == 4 and d2s))
             for cs in (2, 4, 8, 12, 160):       # 160: pixels wider than a tile's bytes
-                wd = 3 + ds.STAGED_TILE_BYTES // (b * b * cs * eb)        # past one tile
+                wd = 3 + tile_bytes // (b * b * cs * eb)        # past one tile
                 for gaps in (False, True):
                     space_sizes, depth_sizes = (2, cs, 2 * b, wd * b), (2, cs * b * b, 2, wd)
                     space = (space_sizes, _nhwc_gapped(space_sizes, 0, 64 * gaps, 0))   # pixels abut
@@ -650,17 +662,16 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     k = desc.kernel(device.capabilities)
                     segments = d2s and b * cs * eb == 16
                     whole = cs * eb % 4 == 0
-                    lanes = not segments and desc._lanes() is not None
-                    assert (k.shader == "depth_space_lanes") == lanes, (desc, k)
-                    assert (k.shader == "depth_space_nhwc" and k.spec[5] == 2) == (wins and whole and not segments
-                                                                                 and not lanes), (desc, k)
-                    if k.shader != "depth_space_nhwc" or k.spec[5] != 2:
+                    lanes = not segments and lanes_win(eb, b, d2s) and runs(desc, "nhwc.lanes")
+                    assert (k.variant == "nhwc.lanes") == lanes, (desc, k)
+                    assert (k.variant == "nhwc.staged") == (wins and whole and not segments and not lanes), (desc, k)
+                    if k.variant != "nhwc.staged":
                         continue
                     taken += 1
                     xt = k.push[11]
                     ragged += wd > xt and wd % xt != 0
                     # the space side's rows, and with an odd B the depth side's pixels
-                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= max(ds.STAGED_TILE_BYTES * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
+                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= max(tile_bytes * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
                     assert k.spec[11] == b % 2, k
                     # even B with 16-byte vectors: rows whole vectors apart, their words rotated;
                     # else rows an odd number of words apart
@@ -672,18 +683,14 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                     if b % 2 and wd * cs * eb >= 4 * k.local_size:
                         assert xt * cs * eb >= 4 * k.local_size, k
                         filled += 1
-                    monkeypatch.setattr(ds, "STAGED", False)
-                    other = desc.kernel(device.capabilities)
-                    assert other.shader != "depth_space_nhwc" or other.spec[5] != 2
-                    run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
-                    monkeypatch.undo()
+                    no_tiles = {"nhwc.staged": False}
+                    assert desc.kernel(device.capabilities, tuning=no_tiles).variant != "nhwc.staged"
+                    run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape, tuning=no_tiles)
     # uint8: the packed B = 4 space-to-depth cases of 4 and 8 channels and the B = 3 one of 8
     # channels take depth_space_lanes.comp instead (two of them rotated)
     assert taken == (33 if eb == 1 else 26) and ragged >= 6, (taken, ragged)
     assert rotated == (18 if eb == 1 else 22) and filled == (2 if eb == 1 else 0), (rotated, filled)
     # the odd-B cases it does not take, forced: the depth side through the tile, both directions
-    monkeypatch.setattr(ds._DepthSpaceDesc, "_staged_wins", lambda self: True)
-    monkeypatch.setattr(ds, "LANES", False)
     forced = 0
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         for cs in (4, 8):
@@ -693,23 +700,21 @@ def test_channel_last_crd_staged(device, rng, eb, monkeypatch):
                 depth = (depth_sizes, _nhwc_gapped(depth_sizes, 16 * gaps, 0, 0))
                 d2s = desc_cls is dmlvk.DepthToSpace1Desc
                 (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
-                desc = run_case(device, rng, desc_cls, dt, 3, order, in_strides, out_strides, shape=shape)
-                k = desc.kernel(device.capabilities)
-                forced += k.shader == "depth_space_nhwc" and k.spec[5] == 2 and k.spec[11] == 1
+                desc = run_case(device, rng, desc_cls, dt, 3, order, in_strides, out_strides, shape=shape,
+                                force="nhwc.staged")
+                k = desc.kernel(device.capabilities, force="nhwc.staged")
+                forced += k.variant == "nhwc.staged" and k.spec[11] == 1
                 assert k.push[11] * cs * eb >= 4 * k.local_size, k      # a unit for every invocation
     assert forced == 8, forced
 
 
 @pytest.mark.parametrize("eb", [1, 2, 4, 8])
-def test_channel_last_tiles(device, rng, eb, monkeypatch):
+def test_channel_last_tiles(device, rng, eb):
     """move_tiled (shared-memory tiles of XT depth-side pixels and their BLOCK space-side row
     segments) on every channel-last case it can take, forced: both operators, both orders, B = 2-4,
     space-side channels that fill whole vectors or not, rows of one tile, of several with a partial
     last one, packed and with gaps after pixels, rows and images; against the reference, gaps
     intact. Depth-to-space of 4-byte elements from pixels of 2^k >= 32 words swizzles the tile."""
-    from dmlvk.ops import depth_space as ds
-    monkeypatch.setattr(ds._DepthSpaceDesc, "_tiles_win", lambda self, packed_w, vec: True)
-    monkeypatch.setattr(ds, "STAGED", False)
     dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.INT64}[eb]
     taken = ragged = swizzled = 0
     for desc_cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc):
@@ -717,34 +722,33 @@ def test_channel_last_tiles(device, rng, eb, monkeypatch):
         for order in ORDERS:
             for b in (2, 3, 4):
                 for cs in (3, 4, 8):
-                    per_tile = max(1, ds.TILED_BYTES // (cs * b * b * eb))
+                    per_tile = max(1, TABLE.tuning["TILED_BYTES"] // (cs * b * b * eb))
                     for wd in (5, per_tile + 5):
                         depth, space = (2, cs * b * b, 2, wd), (2, cs, 2 * b, wd * b)
                         shape, out_sizes = (depth, space) if d2s else (space, depth)
                         for pads in ((0, 0, 0), (8, 16, 4)):
                             strides = _nhwc_gapped(shape, *pads), _nhwc_gapped(out_sizes, pads[0] * 2, 0, 12)
                             desc = desc_cls(TensorDesc(dt, shape, strides[0]), TensorDesc(dt, out_sizes, strides[1]), b, order)
-                            k = desc.kernel(device.capabilities)
-                            if k.shader != "depth_space_nhwc" or k.spec[5] != 3:
+                            if not runs(desc, "nhwc.tiled", device):
                                 continue
+                            k = desc.kernel(device.capabilities, force="nhwc.tiled")
                             taken += 1
                             ragged += wd % k.push[11] != 0 and wd > k.push[11]
-                            assert k.count % k.local_size == 0 and k.spec[7] * 4 <= ds.TILED_MAX_BYTES, k
+                            assert k.count % k.local_size == 0 and k.spec[7] * 4 <= TABLE.tuning["TILED_MAX_BYTES"], k
                             words = cs * b * b * eb // 4
                             swizzle = d2s and eb == 4 and k.spec[4] == 16 and words >= 32 and words & (words - 1) == 0
                             assert k.spec[13] == (words.bit_length() - 1 if swizzle else 0), k
                             swizzled += swizzle
-                            run_case(device, rng, desc_cls, dt, b, order, *strides, shape=shape)
+                            run_case(device, rng, desc_cls, dt, b, order, *strides, shape=shape, force="nhwc.tiled")
     assert taken >= 90 and ragged >= 20 and swizzled == (24 if eb == 4 else 0), (taken, ragged, swizzled)
 
 
 @pytest.mark.parametrize("dt", [DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64], ids=lambda t: t.name)
-def test_channel_last_dcr_input_order(device, rng, dt, monkeypatch):
+def test_channel_last_dcr_input_order(device, rng, dt):
     """DEPTH_COLUMN_ROW depth-to-space through move_dcr runs in the input's order (IN_ORDER) for
     2-, 4- and 8-byte elements, float64 with B = 2 aside; B = 2, 3, 4, channel runs of one or
     more vectors, packed and with gaps after rows and images; against the reference, gaps intact,
     and the same with the output's order."""
-    from dmlvk.ops import depth_space as ds
     eb, order, taken = dt.bits // 8, DepthSpaceOrder.DEPTH_COLUMN_ROW, 0
     for b in (2, 3, 4):
         for oc in (16 // eb, 32 // eb):
@@ -753,10 +757,11 @@ def test_channel_last_dcr_input_order(device, rng, dt, monkeypatch):
                 ins = _nhwc_gapped(depth_sizes, 0, 8 * gaps, 24 * gaps)
                 outs = _nhwc_gapped(space_sizes, 0, 16 * gaps, 8 * gaps)
                 for in_order in (True, False):
-                    monkeypatch.setattr(ds, "DCR_INPUT_ORDER", in_order)
-                    desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, ins, outs, shape=depth_sizes)
-                    k = desc.kernel(device.capabilities)
-                    assert k.shader == "depth_space_nhwc" and k.spec[5] == 0, (desc, k)
+                    tuning = {} if in_order else {"nhwc.input_order": False}
+                    desc = run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, ins, outs, shape=depth_sizes,
+                                    tuning=tuning)
+                    k = desc.kernel(device.capabilities, tuning=tuning)
+                    assert k.variant in ("nhwc.direct", "nhwc.input_order"), (desc, k)
                     assert k.spec[14] == (in_order and not (eb == 8 and b == 2)), k
                     taken += k.spec[14]
     assert taken == (8 if eb == 8 else 12), taken
@@ -764,13 +769,12 @@ def test_channel_last_dcr_input_order(device, rng, dt, monkeypatch):
 
 @pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16, DataType.FLOAT32, DataType.INT64],
                          ids=lambda t: t.name)
-def test_channel_last_s2d_input_order(device, rng, dt, monkeypatch):
+def test_channel_last_s2d_input_order(device, rng, dt):
     """DEPTH_COLUMN_ROW space-to-depth through move_dcr runs in the input's order where the input's
     pixels abut and a block row's run of B pixels is whole 32-byte sectors, of 64 bytes or more
     or with B = 2 (a vector may span input pixels of a run); B = 2, 3, 4, runs of 1 to 8 sectors
     and narrower, with gaps after rows and images, and after pixels (then in the output's order);
     against the reference, gaps intact, and the same with the output's order."""
-    from dmlvk.ops import depth_space as ds
     eb, order, taken = dt.bits // 8, DepthSpaceOrder.DEPTH_COLUMN_ROW, 0
     for b in (2, 3, 4):
         for cs in sorted({max(1, 4 // eb), 8 // eb if eb <= 8 else 1, 16 // eb, 32 // eb} - {0}):
@@ -781,10 +785,11 @@ def test_channel_last_s2d_input_order(device, rng, dt, monkeypatch):
                 run = b * cs * eb
                 want = pixel_gap == 0 and run % 32 == 0 and (run >= 64 or b == 2)
                 for in_order in (True, False):
-                    monkeypatch.setattr(ds, "S2D_INPUT_ORDER", in_order)
-                    desc = run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, ins, outs, shape=space_sizes)
-                    k = desc.kernel(device.capabilities)
-                    if k.shader != "depth_space_nhwc" or k.spec[5] != 0:
+                    tuning = {} if in_order else {"nhwc.input_order": False}
+                    desc = run_case(device, rng, dmlvk.SpaceToDepth1Desc, dt, b, order, ins, outs, shape=space_sizes,
+                                    tuning=tuning)
+                    k = desc.kernel(device.capabilities, tuning=tuning)
+                    if k.variant not in ("nhwc.direct", "nhwc.input_order"):
                         continue                                    # lanes or tiles
                     assert k.spec[14] == (want and in_order), (desc, k)
                     taken += k.spec[14]
@@ -792,15 +797,13 @@ def test_channel_last_s2d_input_order(device, rng, dt, monkeypatch):
 
 
 @pytest.mark.parametrize("dt", [DataType.UINT8, DataType.FLOAT16], ids=lambda t: t.name)
-def test_channel_last_lanes(device, rng, dt, monkeypatch):
+def test_channel_last_lanes(device, rng, dt):
     """depth_space_lanes.comp (a depth-side pixel per invocation, stores through the subgroup's
     slice of shared memory), taken wherever it applies: both operators and orders, B = 2, 3, 4,
     channel counts whose row segments are whole 8-byte vectors, pixels up to
     LANES_MAX_PIXEL_BYTES; rows of 1 to 300 depth-side pixels (partial subgroups and workgroups,
     several workgroups a row); packed, and with gaps after rows and images (kept intact); against
     the reference. Pixels with gaps, too-wide pixels and unaligned rows take other kernels."""
-    from dmlvk.ops import depth_space as ds
-    monkeypatch.setattr(ds._DepthSpaceDesc, "_lanes_wins", lambda self: True)
     eb = dt.bits // 8
     taken, locals_ = 0, set()
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
@@ -808,7 +811,7 @@ def test_channel_last_lanes(device, rng, dt, monkeypatch):
         for order in DepthSpaceOrder:
             for b in (2, 3, 4):
                 for cs in sorted({8 // eb, 16 // eb, 4, 24 // eb}):
-                    if b * cs * eb % 8 or b * b * cs * eb > ds.LANES_MAX_PIXEL_BYTES:
+                    if b * cs * eb % 8 or b * b * cs * eb > TABLE.tuning["LANES_MAX_PIXEL_BYTES"]:
                         continue
                     wd = int(rng.choice([1, 5, 37, 128, 300]))
                     gaps = bool(rng.integers(0, 2))
@@ -816,14 +819,12 @@ def test_channel_last_lanes(device, rng, dt, monkeypatch):
                     space = (space_sizes, _nhwc_gapped(space_sizes, 0, 8 * gaps, 16 * gaps))
                     depth = (depth_sizes, _nhwc_gapped(depth_sizes, 0, 24 * gaps, 8 * gaps))
                     (shape, in_strides), (_, out_strides) = (depth, space) if d2s else (space, depth)
-                    desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape)
-                    k = desc.kernel(device.capabilities)
-                    segments = desc._row_segments(desc.input_tensor.effective_strides,        # taken first
-                                                  desc.output_tensor.effective_strides, True) is not None
-                    assert (k.shader == "depth_space_lanes") == (not segments), (desc, k)
-                    if k.shader == "depth_space_lanes":
-                        taken += 1
-                        locals_.add(k.local_size)
+                    desc = run_case(device, rng, desc_cls, dt, b, order, in_strides, out_strides, shape=shape,
+                                    force="nhwc.lanes")
+                    k = desc.kernel(device.capabilities, force="nhwc.lanes")
+                    assert k.shader == "depth_space_lanes", (desc, k)
+                    taken += 1
+                    locals_.add(k.local_size)
     assert taken >= 20 and locals_ == {64, 128}, (taken, locals_)      # 64: pixels over 128 bytes
     # where it does not apply (space-to-depth, B = 3, COLUMN_ROW_DEPTH)
     for c, pixel_pad, row_pad, why in ((8, 8, 0, "gaps between pixels"), (80, 0, 0, "pixels wider than LANES_MAX_PIXEL_BYTES"),
@@ -832,7 +833,7 @@ def test_channel_last_lanes(device, rng, dt, monkeypatch):
         desc = dmlvk.SpaceToDepth1Desc(TensorDesc(dt, space_sizes, _nhwc_gapped(space_sizes, pixel_pad, row_pad, 0)),
                                        TensorDesc(dt, depth_sizes, _nhwc_gapped(depth_sizes, 0, 0, 0)), 3,
                                        DepthSpaceOrder.COLUMN_ROW_DEPTH)
-        assert desc.kernel(device.capabilities).shader != "depth_space_lanes", why
+        assert not runs(desc, "nhwc.lanes", device), why
 
 
 def test_channel_last_tiles_where_they_win(device):

@@ -54,8 +54,11 @@ class CompiledOperator:
     _param_slots: tuple = ()
 
     def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
-                 outputs: Sequence[TensorDesc], kernels: List[Kernel], scratch: Sequence[int] = ()):
+                 outputs: Sequence[TensorDesc], kernels: List[Kernel], scratch: Sequence[int] = (),
+                 name: Optional[str] = None):
         self.device, self.desc = device, desc
+        if name is not None:
+            self.operator_name = name
         self._scratch_bytes = tuple(int(n) for n in scratch)
         self.input_descs, self.output_descs = list(inputs), list(outputs)
         self._kernels = kernels
@@ -190,9 +193,9 @@ class CompiledOperator:
     def execute(self, inputs: Sequence, outputs: Sequence) -> None:
         """Run the operator. Each binding is a numpy array (its bytes are read, or written, per the
         TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
-        self._execute_bindings(self._checked_bindings(inputs, outputs))
+        self.execute_bindings(self._checked_bindings(inputs, outputs))
 
-    def _execute_bindings(self, bindings: list) -> None:
+    def execute_bindings(self, bindings: list) -> None:
         """Run over bindings in _checked_bindings' form (the numpy-level functions build them so
         and skip the checks)."""
         try:

@@ -75,7 +75,9 @@ class QuantizeLinearDesc:
                       spec=(signed, int(self.axis is not None)), push=(count, self.inner, self.channels),
                       count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
 
-    def _compile(self, device: Device) -> "QuantizeLinearOperator":
+    def compile(self, device: Device, force: Optional[str] = None, tuning=None) -> "QuantizeLinearOperator":
+        if force is not None or tuning:
+            raise ValueError(f"{self.name} has one kernel: no variant to force, no tuning numbers")
         if not self.runs_on(device.capabilities, self.quantize):
             raise UnsupportedError(f"{self.name}: {device.name} has no shaderFloat64, which the exact "
                                    f"division needs (dmlvk.onnx quantizes on the host there)")

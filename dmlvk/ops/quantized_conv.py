@@ -515,7 +515,7 @@ class QuantizedLinearConvolutionDesc:
                 return True
         return False
 
-    def _compile(self, device: Device) -> "QuantizedLinearConvolutionOperator":
+    def compile(self, device: Device, force: Optional[str] = None, tuning=None) -> "QuantizedLinearConvolutionOperator":
         self.validate(device.feature_level, device.debug)
         device.check_data_types(OP, zip(_NAMES, self.tensors()))
         self._check_loop_limit(device)

@@ -13,7 +13,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, List, Optional
 
 import numpy as np
@@ -82,6 +82,7 @@ class Kernel:
     slots: tuple          # which of the operator's bindings the shader's bindings 0..k are
     local_size: int = 128
     defines: tuple = ()
+    variant: str = field(default="", compare=False)   # the operator's name for this way of running
 
     def __post_init__(self):
         # Python ints throughout (numpy integers reaching kp as workgroup counts crashed lavapipe's
@@ -224,12 +225,16 @@ class Device:
                 raise ValidationError(f"{operator}: {name}'s {DataType(t.data_type).dml_name} is not supported "
                                       f"on this device (CheckFeatureSupport: TENSOR_DATA_TYPE_SUPPORT is FALSE).")
 
-    def create_operator(self, desc):
-        """Validate an operator description against this device's feature level and compile it."""
-        compile_fn = getattr(desc, "_compile", None)
-        if compile_fn is None:
+    def create_operator(self, desc, force: Optional[str] = None, tuning=None):
+        """IDMLDevice::CreateOperator + CompileOperator: validate a description against this device's
+        feature level and compile it. A description is anything with compile(device, force, tuning)
+        (the OperatorDesc protocol). force: one of the operator's variants by name (its table:
+        dmlvk.variant_tables()), else the DMLVK_VARIANT environment variable's where it names one of
+        this operator's; tuning: {name: number} to use instead of the table's."""
+        compile_fn = getattr(desc, "compile", None)
+        if not callable(compile_fn) or isinstance(desc, type):
             raise TypeError(f"not an operator description: {type(desc).__name__}")
-        return compile_fn(self)
+        return compile_fn(self, force, tuning)
 
     def operator(self, desc, key=None):
         """The compiled operator for a description, created once per device and kept in a small
