@@ -1,16 +1,9 @@
-"""Command line: python -m dmlvk {devices,demo,report,bench}."""
+"""Command line: dmlvk {devices,run,report,bench,demo}. `devices` and `run` are the library's; report,
+bench and demo are the tools of the source tree's dmlvk_lab package (python -m dmlvk_lab)."""
 from __future__ import annotations
 
 import argparse
 import sys
-
-import numpy as np
-
-
-def _short(a: np.ndarray, n: int = 8) -> str:
-    flat = a.ravel()
-    head = ",".join(str(v) for v in flat[:n])
-    return f"[{head}{',...' if flat.size > n else ''}]"
 
 
 def cmd_devices(args) -> int:
@@ -34,50 +27,13 @@ def cmd_devices(args) -> int:
     return 0
 
 
-def run_depth_space_example(device, ex):
-    """Run one documented example through the DirectML-shaped API; returns the output array."""
-    import dmlvk
-    descs = {"DEPTH_TO_SPACE": dmlvk.DepthToSpaceDesc, "SPACE_TO_DEPTH": dmlvk.SpaceToDepthDesc,
-             "DEPTH_TO_SPACE1": dmlvk.DepthToSpace1Desc, "SPACE_TO_DEPTH1": dmlvk.SpaceToDepth1Desc}
-    dt = dmlvk.DataType.from_numpy(ex.input.dtype)
-    args = [dmlvk.TensorDesc(dt, ex.input.shape), dmlvk.TensorDesc(dt, ex.expected.shape), ex.block_size]
-    if ex.operator.endswith("1"):
-        args.append(ex.order)
-    op = device.create_operator(descs[ex.operator](*args))
-    out = np.zeros_like(ex.expected)
-    op.execute(inputs=[ex.input], outputs=[out])
-    return out
-
-
-def cmd_demo(args) -> int:
-    import dmlvk
-    from dmlvk.examples import depth_space_examples, qconv_examples
-    device = dmlvk.Device(args.device)
-    print(f"device {device.index}: {device.name} ({device.info.driver_info}), {device.feature_level.dml_name}")
-    rows, failures = [], 0
-    runs = [(ex, lambda ex=ex: run_depth_space_example(device, ex)) for ex in depth_space_examples()]
-    runs += [(ex, lambda ex=ex: dmlvk.quantized_linear_convolution(*ex.args, **ex.kwargs, device=device))
-             for ex in qconv_examples()]
-    for ex, run in runs:
-        got = run()
-        ok = np.array_equal(got, ex.expected)
-        failures += not ok
-        rows.append((ex.name, ex.source, _short(ex.expected), _short(got), "yes" if ok else "NO"))
-    head = ("example", "source", "expected", "got", "match")
-    widths = [max(len(r[i]) for r in rows + [head]) for i in range(5)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))
-    print(line(head))
-    print("  ".join("-" * w for w in widths))
-    for r in rows:
-        print(line(r))
-    print(f"{len(rows) - failures} of {len(rows)} examples match")
-    return 1 if failures else 0
-
-
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
-_DELEGATED = {"report": ("dmlvk.report", "portability report against DirectML on each Vulkan device"),
-              "bench": ("dmlvk.bench", "benchmark the operators against copy bandwidth and peers"),
-              "run": ("dmlvk.onnx", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device")}
+_DELEGATED = {"run": ("dmlvk.onnx", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device"),
+              "report": ("dmlvk_lab.report", "portability report against DirectML on each Vulkan device"),
+              "bench": ("dmlvk_lab.bench", "benchmark the operators against copy bandwidth and peers"),
+              "demo": ("dmlvk_lab.demo", "run DirectML's documented examples on a device")}
+LAB_MISSING = ("`{cmd}` is one of the tools of dmlvk's source tree (the dmlvk_lab package), which an installed "
+               "wheel does not carry: run it from a checkout of dmlvk, as python -m dmlvk_lab {cmd}")
 
 
 def _prog() -> str:
@@ -104,7 +60,15 @@ def main(argv=None) -> int:
 def _main(argv) -> int:
     if argv and argv[0] in _DELEGATED:
         import importlib
-        return importlib.import_module(_DELEGATED[argv[0]][0]).main(argv[1:])
+        module = _DELEGATED[argv[0]][0]
+        try:
+            tool = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != "dmlvk_lab":
+                raise
+            print(f"{_prog()}: error: " + LAB_MISSING.format(cmd=argv[0]), file=sys.stderr)
+            return 2
+        return tool.main(argv[1:])
     ap = argparse.ArgumentParser(prog=_prog(), description=__doc__)
     from . import __version__
     ap.add_argument("--version", action="version", version=f"dmlvk {__version__}")
@@ -112,9 +76,6 @@ def _main(argv) -> int:
     for name, (_, help_text) in _DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     sub.add_parser("devices", help="list Vulkan devices and their limits").set_defaults(fn=cmd_devices)
-    p = sub.add_parser("demo", help="run DirectML's documented examples on a device")
-    p.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
-    p.set_defaults(fn=cmd_demo)
     args = ap.parse_args(argv)
     return args.fn(args)
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from .runtime.device import Buffer, Device
+from .runtime.device import Buffer, Device, default_device
 
 
 class DeviceArray:
@@ -72,7 +72,6 @@ def empty(shape, dtype, device: Device) -> DeviceArray:
 def asarray(x, device: Optional[Device] = None) -> DeviceArray:
     """x on a device: a DeviceArray is returned as it is (on its own device, or copied through the
     host to `device` when that differs); anything np.asarray takes is uploaded once."""
-    from .ops.base import as_host_array, resolve_device
     if isinstance(x, DeviceArray):
         if device is None or device is x.device:
             return x
@@ -85,3 +84,32 @@ def asarray(x, device: Optional[Device] = None) -> DeviceArray:
         raw[:a.nbytes] = a.reshape(-1).view(np.uint8)
         out.buffer.write(raw)
     return out
+
+
+def as_host_array(x, name: str) -> np.ndarray:
+    """A numpy-level argument as an ndarray: anything np.asarray takes (lists, objects with
+    __array__ such as torch CPU tensors), or a DLPack object on the CPU."""
+    if isinstance(x, np.ndarray) and x.dtype != object:
+        return x
+    if hasattr(x, "buffer") and isinstance(getattr(x, "buffer"), Buffer):      # a DeviceArray
+        return x.numpy()
+    if isinstance(x, Buffer):
+        raise TypeError(f"{name} is a dmlvk.Buffer: bind Buffers through a compiled operator "
+                        f"(device.create_operator(...).execute) or a command list")
+    try:
+        a = np.from_dlpack(x) if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") else np.asarray(x)
+    except (TypeError, ValueError, RuntimeError, BufferError) as e:
+        raise TypeError(f"{name} must be an array (anything numpy.asarray takes), got {type(x).__name__}: {e}") from None
+    if a.dtype == object:
+        raise TypeError(f"{name} must be an array of numbers or bits (anything numpy.asarray takes), got "
+                        f"{type(x).__name__} of dtype object")
+    return a
+
+
+def resolve_device(device) -> Device:
+    """The device= argument of the numpy-level functions: a dmlvk.Device, or None for the default."""
+    if device is None:
+        return default_device()
+    if not isinstance(device, Device):
+        raise TypeError(f"device must be a dmlvk.Device or None, got {type(device).__name__}")
+    return device

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .enums import DataType, DepthSpaceOrder
-from .ops.base import resolve_device
+from .arrays import resolve_device
 from .runtime.commands import Program
 from .runtime.device import Buffer, Device
 
@@ -821,9 +821,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
     import sys
     import time
-    from .__main__ import _prog
     from .runtime.device import Device as _Device
-    ap = argparse.ArgumentParser(prog=f"{_prog()} run", description="Run an ONNX model with dmlvk's operators "
+    ap = argparse.ArgumentParser(prog="dmlvk run", description="Run an ONNX model with dmlvk's operators "
                                  "and write each output as OUT_DIR/NAME.npy.")
     ap.add_argument("model", help="the .onnx file")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",

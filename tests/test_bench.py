@@ -1,4 +1,4 @@
-"""python -m dmlvk bench --only depth-space on the test device at small sizes: its files, its
+"""python -m dmlvk_lab bench --only depth-space on the test device at small sizes: its files, its
 summary by size class, and the union of two runs of different sizes (--rerender)."""
 import json
 import subprocess
@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from dmlvk.bench import merge_results, nominal_mib
+from dmlvk_lab.bench import merge_results, nominal_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench(out: Path, *args) -> Path:
-    proc = subprocess.run([sys.executable, "-m", "dmlvk", "bench", "--out", str(out), "--no-peers", *args],
+    proc = subprocess.run([sys.executable, "-m", "dmlvk_lab", "bench", "--out", str(out), "--no-peers", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return next(out.glob("depth-space-*.json"))
@@ -89,7 +89,7 @@ def test_pipeline_statistics(device):
 def test_timer_resolves_below_the_timestamp_tick():
     # Runs of 1.3 us timed with a 1 us tick read 1 or 2 us each (their median: 1 us); the timer's
     # batches of runs carry the tick once a batch, and their median comes out at 1.3 us.
-    from dmlvk.bench import Timer
+    from dmlvk_lab.bench import Timer
     ticks = lambda i: int((i + 1) * 1.3) - int(i * 1.3)
     timer = Timer(device=None, repeats=10, warm_s=0, window_s=1e-3, batch_s=50e-6)
     t = timer(lambda n: [ticks(i) * 1e-6 for i in range(n)])

@@ -5,8 +5,8 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, DepthSpaceOrder, TensorDesc, reference
-from dmlvk.__main__ import run_depth_space_example
-from dmlvk.examples import depth_space_examples
+from dmlvk_lab.common import run_depth_space_example
+from dmlvk_lab.examples import depth_space_examples
 from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE
 from dmlvk.ops.depth_space import TABLE
 from harness import bits, element_mask, layout, make_tensor, random_bytes, strided_view
@@ -837,14 +837,14 @@ def test_channel_last_lanes(device, rng, dt):
 
 
 def test_channel_last_tiles_where_they_win(device):
-    """The measured choices (_tiles_win, _lanes_wins): depth-to-space into output pixels with gaps,
+    """The measured choices (nhwc.tiled, nhwc.lanes): depth-to-space into output pixels with gaps,
     uint8 B = 3 DEPTH_COLUMN_ROW depth-to-space (runs narrower than 16 bytes) and COLUMN_ROW_DEPTH
     depth-to-space of 4- and 8-byte elements (float32 B = 2 aside) take tiles; uint8
     space-to-depth with B = 3 and COLUMN_ROW_DEPTH B = 4, uint8 COLUMN_ROW_DEPTH depth-to-space
     with B = 3 and DEPTH_COLUMN_ROW with B = 2, and float16 COLUMN_ROW_DEPTH space-to-depth with
     B = 3 take depth_space_lanes.comp;
     the benchmark's other channel-last cases keep the direct kernels."""
-    from dmlvk.bench import depth_space_cases, depth_space_desc
+    from dmlvk_lab.bench import depth_space_cases, depth_space_desc
     tiles, lanes = set(), set()
     for case in depth_space_cases([64 << 20]):
         _, d2s, dt, b, order, _, kind = case

@@ -12,7 +12,7 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
-from dmlvk.conformance import DIVERGES, RULES
+from dmlvk_lab.conformance import DIVERGES, RULES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "directml"))
 import compare  # noqa: E402

@@ -2,7 +2,7 @@
 a hang fails the test and prints its case."""
 import json
 
-from dmlvk.fuzz import fuzz
+from dmlvk_lab.fuzz import fuzz
 
 
 def test_fuzzed_descriptions_end_in_a_clear_error_or_the_reference_result():

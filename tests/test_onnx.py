@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from dmlvk import onnx_models as models
+from dmlvk_lab import onnx_models as models
 from dmlvk import reference
 from dmlvk.onnx import InferenceSession, UnsupportedModelError, dequantize_linear, quantize_linear
 

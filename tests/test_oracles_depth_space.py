@@ -4,7 +4,7 @@ import pytest
 
 import dmlvk
 from harness import bits
-from dmlvk.oracles import attributes, one_node_model, onnx_node_cases, run_onnx_reference, run_onnxruntime
+from dmlvk_lab.oracles import attributes, one_node_model, onnx_node_cases, run_onnx_reference, run_onnxruntime
 
 NODE_CASES = ["test_depthtospace_example", "test_depthtospace_crd_mode_example", "test_spacetodepth",
               "test_spacetodepth_example", "test_spacetodepth_dcr_mode_example",

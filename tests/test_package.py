@@ -75,7 +75,7 @@ def test_kernels_ask_only_for_declared_variants(device, portable_device):
     """Every (shader, defines) the operators choose, over many descriptions and both capability
     sets, is one the build compiles."""
     import numpy as np
-    from dmlvk.fuzz import _desc, generate
+    from dmlvk_lab.fuzz import _desc, generate
     from dmlvk.runtime.compiler import VARIANTS
     seen = set()
     for dev in (device, portable_device):

@@ -9,14 +9,16 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
-from dmlvk.ops.quantized_conv import (COOPMAT_MIN_CHANNELS, COOPMAT_MIN_INPUT_CHANNELS, most_taps,
-                                      QuantizedLinearConvolutionOperator, constant_filter, prepare_call)
+from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
+                                      prepare_call)
 from dmlvk.ops.base import array_binding
-from dmlvk.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
+from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.commands import Program
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
+COOPMAT_MIN_CHANNELS = TABLE.tuning["COOPMAT_MIN_CHANNELS"]
+COOPMAT_MIN_INPUT_CHANNELS = TABLE.tuning["COOPMAT_MIN_INPUT_CHANNELS"]
 FAST = ["qconv_pack_input", "qconv_pack_filter", "qlinear_conv_coopmat"]
 U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
 
@@ -126,7 +128,7 @@ def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, p
             rng.integers(-3000, 3000, m).astype(np.int32), 0.7 * cg, random_ints(rng, y_dt, ()))
     kwargs = dict(strides=strides, dilations=dilations, start_padding=pads[0], end_padding=pads[1], group_count=c)
     op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-    k = op_desc.plan(device.capabilities)[0][0]
+    k = planned(device, op_desc)[0]
     got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
     assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
     if ort and tuple(types) in ORT_TYPES:
@@ -153,20 +155,25 @@ def test_depthwise_kernel_is_exact(device, rng, types):
         assert k.shader.startswith("qlinear_conv_depthwise")
 
 
-@pytest.fixture(params=["float32", "dot"])
-def products(request, device, monkeypatch):
-    """The rows kernel's two ways to multiply, on any device that has both: float32 products, or
-    packed 4 x 8-bit dot products (lavapipe has them but does not choose them: forced here)."""
-    from dmlvk.ops import quantized_conv
-    if request.param == "dot":
-        if not device.capabilities.integer_dot_product:
-            pytest.skip("the device has no packed integer dot products")
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_DOT_ON_CPU", True)
-    else:
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_DOT", False)
-    device._operators.clear()
-    yield request.param
-    device._operators.clear()
+# The rows kernel's two ways to multiply, as tuning: float32 products (the dot-product variant left
+# out), or packed 4 x 8-bit dot products wherever they apply (lavapipe has them but does not choose
+# them: DEPTHWISE_DOT_ON_CPU).
+PRODUCTS = {"float32": {"conv.depthwise.dot": False}, "dot": {"DEPTHWISE_DOT_ON_CPU": True}}
+
+
+@pytest.fixture(params=sorted(PRODUCTS))
+def products(request, device):
+    """The rows kernel's two ways to multiply, on any device that has both (the device's operators
+    within choose so)."""
+    if request.param == "dot" and not device.capabilities.integer_dot_product:
+        pytest.skip("the device has no packed integer dot products")
+    with device.variants(tuning=PRODUCTS[request.param]):
+        yield request.param
+
+
+def planned(device, desc):
+    """The kernels the device's create_operator chooses for desc (within its variants() choice)."""
+    return device.create_operator(desc).kernels
 
 
 def multiplied_as(k, products, kw, dil_w):
@@ -216,12 +223,11 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types, products):
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
                                    (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch, products):
+def test_depthwise_rows_kernel_walks(device, rng, types, products):
     """With vertical stride and dilation 1 the rows kernel's invocations walk down several output
     rows (KH rows of sums rotating in registers): random depthwise and narrow-group layers, walking
     down every output row or down strips with a shorter last one, any horizontal stride, dilation
     and padding; against the reference and onnxruntime."""
-    from dmlvk.ops import quantized_conv
     whole = ragged = done = 0
     while done < 8:
         cg, mg = (1, 1) if done % 2 == 0 else (int(rng.integers(2, 5)), int(rng.integers(1, 3)))
@@ -237,48 +243,44 @@ def test_depthwise_rows_kernel_walks(device, rng, types, monkeypatch, products):
         groups, n = int(rng.integers(1, 6)), int(rng.integers(1, 3))
         ow = (w + pads[0][1] + pads[1][1] - (kernel[1] - 1) * dil[1] - 1) // st[1] + 1
         strips = 1 if done % 3 == 0 else 3
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", n * groups * mg * -(-ow // 8) * strips)
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)       # lavapipe walks too
-        device._operators.clear()
-        k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
-                           done % 3 == 0, cg=cg, mg=mg)
+        walking = dict(PRODUCTS[products], DEPTHWISE_WALK_INVOCATIONS=n * groups * mg * -(-ow // 8) * strips,
+                       DEPTHWISE_WALK_ON_CPU=True)        # lavapipe walks too
+        with device.variants(tuning=walking):
+            k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
+                               done % 3 == 0, cg=cg, mg=mg)
         rows = -(-oh // strips)
         assert k.shader == "qlinear_conv_depthwise_rows" and k.spec[9] == 8 and k.spec[-1] == rows, k
         assert multiplied_as(k, products, kernel[1], dil[1]), k
         whole += strips == 1
         ragged += oh % rows != 0
         done += 1
-    device._operators.clear()
     assert whole and ragged, (whole, ragged)
 
 
-def test_kernel_numbers_from_numpy(device, rng, monkeypatch):
+def test_kernel_numbers_from_numpy(device, rng):
     """A kernel whose counts come out of numpy arithmetic (here from a tuning constant set to a numpy
     integer) runs like one of Python ints: numpy integers that reached Kompute as workgroup counts
     crashed lavapipe's pipeline creation."""
-    from dmlvk.ops import quantized_conv
-    monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", np.int64(90))
-    monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
-    device._operators.clear()
-    k = depthwise_case(device, rng, (np.uint8, np.int8, np.uint8), 2, 5, 8, 72, (3, 4), (1, 1), (1, 2),
-                       ((1, 0), (2, 2)), 0, False)
+    with device.variants(tuning=dict(DEPTHWISE_WALK_INVOCATIONS=np.int64(90), DEPTHWISE_WALK_ON_CPU=True)):
+        k = depthwise_case(device, rng, (np.uint8, np.int8, np.uint8), 2, 5, 8, 72, (3, 4), (1, 1), (1, 2),
+                           ((1, 0), (2, 2)), 0, False)
     assert k.spec[-1] > 1 and all(type(v) is int for v in k.spec + k.push + (k.count,)), k
-    device._operators.clear()
 
 
 @pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
-def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk, products):
+def test_depthwise_rows_kernel_extremes(device, walk, products):
     """The rows kernel's sums at their limit, one output row an invocation and walking down the
     rows, with either way to multiply: 64 taps of (255 - 0) * (-128 - 127) each (-4,161,600, just
     inside 2^22; 8 x 8 taps, too wide for the dot products: 8 x 4 taps take them, and
     test_narrow_groups_rows_kernel_limits has 64 products of 4 taps' width); biases that bring the
     full windows' sums near 0 under a multiplier of 1; biases that make the int32 sum wrap (a
     multiplier of 1e-7 keeps the wrapped sums in range); and 65 taps (the tile kernel)."""
-    from dmlvk.ops import quantized_conv
-    if walk:
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", 1)     # every row in one walk
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
-    device._operators.clear()
+    walking = dict(DEPTHWISE_WALK_INVOCATIONS=1, DEPTHWISE_WALK_ON_CPU=True) if walk else {}  # every row in one walk
+    with device.variants(tuning={**PRODUCTS[products], **walking}):
+        extremes(device, walk, products)
+
+
+def extremes(device, walk, products):
     for kh, kw, shader in ((8, 8, "qlinear_conv_depthwise_rows"), (8, 4, "qlinear_conv_depthwise_rows"),
                            (5, 13, "qlinear_conv_depthwise")):
         c = 3
@@ -293,7 +295,7 @@ def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk, products):
             kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2),
                           end_padding=(2, {8: 1, 4: 1, 13: 2}[kw]), group_count=c)      # OW = 20, 24 or 16
             op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-            k = op_desc.plan(device.capabilities)[0][0]
+            k = planned(device, op_desc)[0]
             assert k.shader == shader and (shader != "qlinear_conv_depthwise_rows" or (k.spec[-1] > 1) == walk), k
             assert shader != "qlinear_conv_depthwise_rows" or multiplied_as(k, products, kw, 1), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
@@ -301,7 +303,6 @@ def test_depthwise_rows_kernel_extremes(device, monkeypatch, walk, products):
             assert np.array_equal(got, want), (kh, kw, bias)
             inner = want[(want > 0) & (want < 255)]
             assert len(np.unique(inner)) >= 2, "a case that saturates everywhere tells nothing"
-    device._operators.clear()
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
@@ -343,7 +344,7 @@ def test_narrow_groups_rows_kernel_limits(device, products):
         kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 8), end_padding=(2, end_w),
                       group_count=groups)
         op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-        k = op_desc.plan(device.capabilities)[0][-1]
+        k = planned(device, op_desc)[-1]
         assert (k.shader == "qlinear_conv_depthwise_rows") == rows, (cg, kh, kw, k.shader)
         assert not rows or multiplied_as(k, products, kw, 1), k
         got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
@@ -354,17 +355,18 @@ def test_narrow_groups_rows_kernel_limits(device, products):
 
 
 @pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
-def test_depthwise_rows_zero_points_and_biases(device, monkeypatch, walk, products):
+def test_depthwise_rows_zero_points_and_biases(device, walk, products):
     """Every input/filter type pair, with filter zero points that the dot products' int8 shift
     removes (0 for int8 filters, 128 for uint8 ones: no window sums) and others (window sums), input
     zero points at 0 and at the extremes, biases below 2^22 (the exact float sum) and beyond
     (float(a) of the wrapping int32 sum), signed and unsigned outputs, filters 1 to 4 taps wide and
     strides 1 and 2, and two groups of 3 input channels: against the reference."""
-    from dmlvk.ops import quantized_conv
-    if walk:
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_INVOCATIONS", 1)
-        monkeypatch.setattr(quantized_conv, "DEPTHWISE_WALK_ON_CPU", True)
-    device._operators.clear()
+    walking = dict(DEPTHWISE_WALK_INVOCATIONS=1, DEPTHWISE_WALK_ON_CPU=True) if walk else {}
+    with device.variants(tuning={**PRODUCTS[products], **walking}):
+        zero_points_and_biases(device, walk, products)
+
+
+def zero_points_and_biases(device, walk, products):
     rng = np.random.default_rng(5)
     cases = 0
     for x_dt, w_dt in ((np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8), (np.int8, np.uint8)):
@@ -386,8 +388,8 @@ def test_depthwise_rows_zero_points_and_biases(device, monkeypatch, walk, produc
                           group_count=groups)
             args = (x, np.float32(0.03), x_dt(xzp), wt, rng.uniform(0.001, 0.05, groups).astype(np.float32),
                     np.array(wzps, w_dt), bias, np.float32(y_scale), y_dt(0 if y_dt == np.int8 else 128))
-            op_desc = quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
-            k = op_desc.plan(device.capabilities)[0][0]
+            op_desc = prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
+            k = planned(device, op_desc)[0]
             assert k.shader == "qlinear_conv_depthwise_rows" and (k.spec[-1] > 1) == walk, k
             assert multiplied_as(k, products, kw, 1), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
@@ -397,7 +399,6 @@ def test_depthwise_rows_zero_points_and_biases(device, monkeypatch, walk, produc
             assert len(np.unique(inner)) >= 3, "a case that saturates everywhere tells nothing"
             cases += 1
     assert cases == 16
-    device._operators.clear()
 
 
 @pytest.mark.parametrize("out_kind", ["nhwc", "rows"])
@@ -462,18 +463,16 @@ def packed_input(x, x_zp, pads, hp, wp, groups):
     (2, 33, 5, 9, 1, (3, 5), (1, 2), (1, 1), (2, 1), U8, 3),      # rows 12 bytes apart: unaligned rows
     (1, 16, 4, 5, 2, (3, 3), (2, 2), (1, 1), (1, 1), I8, 1),
 ], ids=lambda c: "n{}c{}h{}w{}g{}".format(*c[:5]) + f"-gap{c[-1]}-{c[-2].name.lower()}")
-def test_input_packing(device, rng, case, monkeypatch):
+def test_input_packing(device, rng, case):
     # qconv_pack_input on its own (any device runs it: the cooperative-matrix path that follows it
     # needs tensor units), both ways: whole words of 4 columns where columns are contiguous (for
     # these small cases too), one byte at a time otherwise.
-    from dmlvk.ops import quantized_conv
-    monkeypatch.setattr(quantized_conv, "PACK_INPUT_QUADS_FROM", 0)
     n, c, h, w, groups, (kh, kw), pads, strides, dil, x_dt, gap = case
     row = w + gap
     x_desc = TensorDesc(x_dt, (n, c, h, w), (c * h * row, h * row, row, 1))
     desc = dataclasses.replace(conv_desc(n, c, h, w, 32 * groups, kh, kw, groups=groups, pads=pads, strides=strides,
                                          dil=dil, x_dt=x_dt), input_tensor=x_desc)
-    kernels, scratch = desc.plan(coopmat_caps())
+    kernels, scratch = desc.plan(coopmat_caps(), tuning={"PACK_INPUT_QUADS_FROM": 0})
     pack = kernels[0]
     assert pack.shader == "qconv_pack_input" and pack.spec[-1] == 1
     x = random_ints(rng, x_dt.numpy_dtype, (n, c, h, w))
@@ -538,14 +537,10 @@ ALL_TYPES = [(x, w, y) for x in (np.uint8, np.int8) for w in (np.uint8, np.int8)
 
 
 @pytest.fixture(params=["split-k", "whole-k"])
-def split_k(request, fast_device, monkeypatch):
-    """Small test cases take split-K; "whole-k" turns it off (operators made afresh)."""
-    from dmlvk.ops import quantized_conv
-    if request.param == "whole-k":
-        monkeypatch.setattr(quantized_conv, "SPLITK_BELOW", 0)
-    fast_device._operators.clear()
-    yield request.param
-    fast_device._operators.clear()
+def split_k(request, fast_device):
+    """Small test cases take split-K; "whole-k" leaves it out (the fast device's operators within)."""
+    with fast_device.variants(tuning={"conv.coopmat.splitk": request.param == "split-k"}):
+        yield request.param
 
 
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
@@ -704,13 +699,15 @@ def test_loop_iteration_limit_by_driver(name, info, limit):
 
 
 @pytest.mark.parametrize("split", ["split-k", "whole-k"])
-def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng, split, monkeypatch):
+def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng, split):
     # The cooperative-matrix convolution's dependent dispatches (input and filter packing, the
     # multiply, split-K's sum), then a depth-to-space of its output, recorded once, run three times
     # on new inputs (the validation-layer run checks their barriers).
-    from dmlvk.ops import quantized_conv
-    if split == "whole-k":
-        monkeypatch.setattr(quantized_conv, "SPLITK_BELOW", 0)
+    with fast_device.variants(tuning={"conv.coopmat.splitk": split == "split-k"}):
+        command_list_with_a_dependent_operator(fast_device, rng, split)
+
+
+def command_list_with_a_dependent_operator(fast_device, rng, split):
     n, c, m, h, w = 1, 32, 64, 6, 10
     args = [random_ints(rng, np.uint8, (n, c, h, w)), np.float32(0.02), np.uint8(120),
             random_ints(rng, np.int8, (m, c, 3, 3)), np.float32(0.005), None,
@@ -718,7 +715,6 @@ def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng,
     kw = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1,
               output_dtype=np.uint8)
     op = prepare_call(*args, **kw, device=fast_device)[0]
-    fast_device._operators.clear()
     shaders = [k.shader for k in op.kernels]
     assert "qlinear_conv_coopmat" in shaders and ("qlinear_conv_splitk" in shaders) == (split == "split-k")
     d2s = fast_device.create_operator(dmlvk.DepthToSpace1Desc(
@@ -726,7 +722,7 @@ def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng,
     words = lambda a: np.frombuffer(np.asarray(a).tobytes().ljust(4, b"\0"), np.uint8)   # scalars: a whole word
     bufs = [None if a is None else fast_device.upload(words(a)) for a in args]
     mid, out = fast_device.buffer(n * m * h * w), fast_device.buffer(n * m * h * w)
-    cl = fast_device.command_list().record(op, bufs, [mid]).record(d2s, [mid], [out])
+    cl = dmlvk.CommandList(fast_device).record(op, bufs, [mid]).record(d2s, [mid], [out])
     for _ in range(3):
         args[0] = random_ints(rng, np.uint8, (n, c, h, w))
         bufs[0].write(args[0])

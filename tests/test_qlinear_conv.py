@@ -6,8 +6,8 @@ import pytest
 import dmlvk
 from dmlvk.ops.quantized_conv import prepare_call
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
-from dmlvk.examples import qconv_examples
-from dmlvk.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, random_ints, run_onnx_reference,
+from dmlvk_lab.examples import qconv_examples
+from dmlvk_lab.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, random_ints, run_onnx_reference,
                            run_onnxruntime)
 
 

@@ -1,4 +1,4 @@
-"""python -m dmlvk report on the test device at a small case count, and its HTML page rendered by
+"""python -m dmlvk_lab report on the test device at a small case count, and its HTML page rendered by
 headless Chromium: the tables are in the rendered page and the screenshot is not blank."""
 import json
 import os
@@ -18,7 +18,7 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--cases", "8", "--seed", "3", "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "dmlvk_lab", "report", "--cases", "8", "--seed", "3", "--out", str(out),
                            "--device", "all", "--directml-save", str(out / "answers.pkl")],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -32,7 +32,7 @@ def merged(report, tmp_path_factory):
     out, _ = report
     js = [p for p in out.glob("report-*.json") if p.name != "report-all.json"][0]
     dest = tmp_path_factory.mktemp("merged")
-    proc = subprocess.run([sys.executable, "-m", "dmlvk", "report", "--merge", str(js), str(js), "--out", str(dest)],
+    proc = subprocess.run([sys.executable, "-m", "dmlvk_lab", "report", "--merge", str(js), str(js), "--out", str(dest)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return dest, json.loads((dest / "report-all.json").read_text())

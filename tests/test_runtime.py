@@ -78,7 +78,7 @@ def test_command_list_runs_dependent_operators_repeatedly(device, rng):
     d2s, s2d = d2s_op(device), s2d_op(device)
     a, b, c = device.buffer(4096), device.buffer(4096), device.buffer(4096)
     d = device.buffer(4096)
-    cl = device.command_list()
+    cl = dmlvk.CommandList(device)
     cl.record(d2s, [a], [b]).record(s2d, [b], [c]).record(d2s, [c], [d])
     assert cl.barriers == 0                     # nothing recorded into a submission yet
     for _ in range(5):
@@ -95,10 +95,10 @@ def test_command_list_runs_dependent_operators_repeatedly(device, rng):
 def test_command_list_independent_operators_share_a_barrier_free_stretch(device):
     d2s = d2s_op(device)
     bufs = [device.buffer(4096) for _ in range(4)]
-    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
+    cl = dmlvk.CommandList(device).record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl.execute()
     assert cl.barriers == 1
-    cl = device.command_list().record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
+    cl = dmlvk.CommandList(device).record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl._barriers = False                        # as timing's back-to-back runs: none at all
     cl.execute()
     assert cl.barriers == 0
@@ -119,7 +119,7 @@ def test_command_list_quantized_convolution_follows_its_scale_buffers(device, rn
                                       up(np.float32([0.01])), up(bias), up(np.float32([0.3])),
                                       up(np.uint8([7, 0, 0, 0])))
     out = device.buffer(256)
-    cl = device.command_list().record(op, [xb, xs, xz, wb, ws, None, bb, ys, yz], [out])
+    cl = dmlvk.CommandList(device).record(op, [xb, xs, xz, wb, ws, None, bb, ys, yz], [out])
     for y_scale in (0.3, 0.6, 0.07):
         x = rng.integers(0, 256, x.shape, dtype=np.uint8)
         xb.write(x)
@@ -142,7 +142,7 @@ def test_a_command_list_output_read_later_as_a_scale_is_read_anew(device, rng):
                                                  device=device)[0]
     copy = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 1, 1, 1)), TensorDesc(F32, (1, 1, 1, 1)), 1, DCR))
     new_scale = device.upload(np.float32([0.07]))
-    cl = device.command_list().record(copy, [new_scale], [y_scale])
+    cl = dmlvk.CommandList(device).record(copy, [new_scale], [y_scale])
     scalar = lambda v: np.frombuffer(np.asarray(v).tobytes().ljust(4, b"\0"), np.uint8)
     inputs = [x, scalar(args[1]), scalar(args[2]), w, scalar(args[4]), None, None, y_scale, scalar(args[8])]
     out = np.zeros((1, 4, 3, 3), np.uint8)
@@ -169,7 +169,7 @@ def test_timing_gives_each_run_its_own_seconds(device):
 def test_command_list_checks_bindings(device):
     d2s = d2s_op(device)
     a, b = device.buffer(4096), device.buffer(4096)
-    cl = device.command_list()
+    cl = dmlvk.CommandList(device)
     with pytest.raises(TypeError, match="dmlvk.Buffer"):
         cl.record(d2s, [np.zeros(1024, np.float32)], [b])
     with pytest.raises(ValueError, match="takes 1 inputs and 1 outputs"):
@@ -194,7 +194,7 @@ def test_command_list_refuses_scales_written_in_the_same_list(device):
         TensorDesc(U8, (1, 1, 2, 2))))
     one = device.upload(np.float32([1]))
     copy = device.create_operator(dmlvk.DepthToSpace1Desc(TensorDesc(F32, (1, 1, 1, 1)), TensorDesc(F32, (1, 1, 1, 1)), 1, DCR))
-    cl = device.command_list().record(copy, [device.upload(np.float32([2]))], [one])
+    cl = dmlvk.CommandList(device).record(copy, [device.upload(np.float32([2]))], [one])
     with pytest.raises(ValueError, match="read on the host"):
         cl.record(conv, [device.buffer(4), one, None, device.buffer(4), one, None, None, one, None], [device.buffer(4)])
 
@@ -215,7 +215,7 @@ def test_barriers_are_needed_and_sufficient(barriers):
         s2d = dev.create_operator(dmlvk.SpaceToDepth1Desc(TD(DT.FLOAT32, (1, 4, 16, 16)), TD(DT.FLOAT32, (1, 16, 8, 8)), 2, O.DEPTH_COLUMN_ROW))
         x = np.arange(1024, dtype=np.float32)
         a, b, c = dev.upload(x), dev.buffer(4096), dev.buffer(4096)
-        cl = dev.command_list()
+        cl = dmlvk.CommandList(dev)
         cl._barriers = {barriers}
         cl.record(d2s, [a], [b]).record(s2d, [b], [c])
         for i in range(3):
@@ -223,7 +223,7 @@ def test_barriers_are_needed_and_sufficient(barriers):
             cl.execute()
         # Write after read: the second operator overwrites what the first one reads.
         d = dev.buffer(4096)
-        war = dev.command_list()
+        war = dmlvk.CommandList(dev)
         war._barriers = {barriers}
         war.record(d2s, [a], [b]).record(s2d, [d], [a]).execute()
         # Dependent dispatches inside one operator (the convolution's filter packing, then the
@@ -233,7 +233,8 @@ def test_barriers_are_needed_and_sufficient(barriers):
              np.float32(0.01), None, None, np.float32(0.3), np.uint8(11))
         for i in range(2):
             dmlvk.quantized_linear_convolution(rng.integers(0, 256, (1, 8, 6, 6), dtype=np.uint8), *q, device=dev)
-        from dmlvk import onnx_models, onnx as dml_onnx
+        from dmlvk import onnx as dml_onnx
+        from dmlvk_lab import onnx_models
         s = dml_onnx.InferenceSession(onnx_models.qconv_depth_to_space_chain(), device=dev)
         for i in range(2):
             s.run(None, {{"x": rng.integers(0, 256, (1, 8, 6, 6), dtype=np.uint8)}})
@@ -348,7 +349,7 @@ def test_threads_share_a_command_list(device):
     d2s, s2d = d2s_op(device), s2d_op(device)
     a, b, c = device.buffer(4096), device.buffer(4096), device.buffer(4096)
     a.write(np.arange(1024, dtype=np.float32))
-    cl = device.command_list().record(d2s, [a], [b]).record(s2d, [b], [c])
+    cl = dmlvk.CommandList(device).record(d2s, [a], [b]).record(s2d, [b], [c])
 
     def fn(t, i):
         cl.execute()

@@ -3,7 +3,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from dmlvk.fuzz import main  # noqa: E402
+from dmlvk_lab.fuzz import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""Write the quantized ONNX models of dmlvk.onnx_models as .onnx files.
+"""Write the quantized ONNX models of dmlvk_lab.onnx_models as .onnx files.
 
     python tools/make_models.py OUT_DIR
 

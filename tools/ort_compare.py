@@ -13,7 +13,7 @@ _root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [_root]
 
 import dmlvk  # noqa: E402
-from dmlvk.oracles import onnx_qlinearconv_model, random_case, run_onnxruntime  # noqa: E402
+from dmlvk_lab.oracles import onnx_qlinearconv_model, random_case, run_onnxruntime  # noqa: E402
 from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
 
 

@@ -12,8 +12,10 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ..enums import DataType, TensorFlags
+from ..arrays import DeviceArray, resolve_device
 from ..runtime.commands import BoundCall, Program
-from ..runtime.device import Buffer, Device, Kernel, default_device, host_bytes
+from ..runtime.commands import time as time_dispatches
+from ..runtime.device import Buffer, Device, Kernel, host_bytes
 from ..tensor import TensorDesc, nested_order
 
 
@@ -292,7 +294,7 @@ class CompiledOperator:
         state = _Context()
         self._run(state, bindings)                # stages host arrays (and computes the result once)
         slots, _, _ = self._stage(state, bindings)
-        return self.device.time(self._dispatches(slots), repeats, barriers=barriers)
+        return time_dispatches(self.device, self._dispatches(slots), repeats, barriers=barriers)
 
 
 def array_layout(x: np.ndarray, name: str) -> TensorDesc:
@@ -337,26 +339,6 @@ def array_binding(x: np.ndarray, name: str):
     return desc, array_bytes(x, desc)
 
 
-def as_host_array(x, name: str) -> np.ndarray:
-    """A numpy-level argument as an ndarray: anything np.asarray takes (lists, objects with
-    __array__ such as torch CPU tensors), or a DLPack object on the CPU."""
-    if isinstance(x, np.ndarray) and x.dtype != object:
-        return x
-    if hasattr(x, "buffer") and isinstance(getattr(x, "buffer"), Buffer):      # a DeviceArray
-        return x.numpy()
-    if isinstance(x, Buffer):
-        raise TypeError(f"{name} is a dmlvk.Buffer: bind Buffers through a compiled operator "
-                        f"(device.create_operator(...).execute) or a command list")
-    try:
-        a = np.from_dlpack(x) if hasattr(x, "__dlpack__") and not hasattr(x, "__array__") else np.asarray(x)
-    except (TypeError, ValueError, RuntimeError, BufferError) as e:
-        raise TypeError(f"{name} must be an array (anything numpy.asarray takes), got {type(x).__name__}: {e}") from None
-    if a.dtype == object:
-        raise TypeError(f"{name} must be an array of numbers or bits (anything numpy.asarray takes), got "
-                        f"{type(x).__name__} of dtype object")
-    return a
-
-
 def check_out(out, shape: tuple, dtype, kind=np.ndarray) -> None:
     """The out= argument of a numpy-level function: None, or an array of the result's shape and
     dtype (a numpy array for host inputs, a dmlvk.DeviceArray for device ones)."""
@@ -383,21 +365,11 @@ def into_out(out, result):
 def device_for(x, device, name: str):
     """(x is a DeviceArray, the device to run on): a DeviceArray's own device (device= may only
     repeat it), else device= or the default."""
-    from ..arrays import DeviceArray
     if isinstance(x, DeviceArray):
         if device is not None and device is not x.device:
             raise ValueError(f"{name} is a DeviceArray on another device than device=")
         return True, x.device
     return False, resolve_device(device)
-
-
-def resolve_device(device) -> Device:
-    """The device= argument of the numpy-level functions: a dmlvk.Device, or None for the default."""
-    if device is None:
-        return default_device()
-    if not isinstance(device, Device):
-        raise TypeError(f"device must be a dmlvk.Device or None, got {type(device).__name__}")
-    return device
 
 
 def cached_operator(device: Device, desc) -> CompiledOperator:

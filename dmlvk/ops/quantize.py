@@ -75,8 +75,8 @@ class QuantizeLinearDesc:
                       spec=(signed, int(self.axis is not None)), push=(count, self.inner, self.channels),
                       count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
 
-    def compile(self, device: Device, force: Optional[str] = None, tuning=None) -> "QuantizeLinearOperator":
-        if force is not None or tuning:
+    def compile(self, device: Device, choice=None) -> "QuantizeLinearOperator":
+        if choice is not None and choice.strict and (choice.force is not None or choice.tuning):
             raise ValueError(f"{self.name} has one kernel: no variant to force, no tuning numbers")
         if not self.runs_on(device.capabilities, self.quantize):
             raise UnsupportedError(f"{self.name}: {device.name} has no shaderFloat64, which the exact "

@@ -6,13 +6,13 @@ requires of the device, the tuning numbers its selection reads, and where it was
 An operator's selection walks its table and returns Kernels that carry the variant's name.
 
 A Selection is one choice's context: the device's Capabilities, an optional forced variant (by
-name, or from the DMLVK_VARIANT environment variable) and tuning overrides ({number's name: value};
+name: Device.create_operator's force, Device.variants() for every operator it creates, or the
+DMLVK_VARIANT environment variable) and tuning overrides ({number's name: value};
 {variant's name: False} leaves that variant out). A forced variant skips
 the "where it measured faster" tests but never a layout or device requirement: where it cannot run,
 the choice fails with a ValueError naming it."""
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +20,7 @@ from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
 from ..runtime.capabilities import Capabilities
-from ..runtime.device import Kernel
-
-FORCE_ENV = "DMLVK_VARIANT"
-
+from ..runtime.device import Kernel, VariantChoice
 
 @dataclass(frozen=True)
 class Variant:
@@ -36,6 +33,7 @@ class Variant:
     tuning: Mapping = field(default_factory=dict)   # the numbers its selection reads
     measured: str = ""             # where it measured faster, and against what
     measured_on: str = ""          # the device those figures come from
+    step_of: str = ""              # a kernel that runs as part of another variant's plan (packing, reduction)
 
     def kernel(self, spec: Sequence[int], push: Sequence[int], count: int, slots: tuple, local_size: int = 128,
                defines: tuple = ()) -> Kernel:
@@ -67,24 +65,32 @@ class Table:
         return iter(self.variants.values())
 
     def owns(self, name: Optional[str]) -> bool:
-        return name in self.variants
+        """Whether name is one of the variants a selection may be forced to (not a step of one)."""
+        return name in self.variants and not self.variants[name].step_of
 
     def selection(self, capabilities: Optional[Capabilities], force: Optional[str] = None,
-                  tuning: Optional[Mapping] = None) -> "Selection":
-        return Selection(self, capabilities, force, tuning)
+                  tuning: Optional[Mapping] = None, strict: bool = True) -> "Selection":
+        return Selection(self, capabilities, force, tuning, strict)
+
+    def chosen_by(self, capabilities: Optional[Capabilities], choice: Optional[VariantChoice]) -> "Selection":
+        """The Selection a Device.create_operator choice asks for."""
+        choice = choice or VariantChoice()
+        return Selection(self, capabilities, choice.force, choice.tuning, choice.strict)
 
 
 class Selection:
     """One choice of kernels: the device's capabilities, the forced variant (if any) and the tuning."""
 
     def __init__(self, table: Table, capabilities: Optional[Capabilities], force: Optional[str] = None,
-                 tuning: Optional[Mapping] = None):
-        if force is None:
-            env = os.environ.get(FORCE_ENV) or None
-            force = env if table.owns(env) else None     # the variable may name another operator's
-        elif not table.owns(force):
+                 tuning: Optional[Mapping] = None, strict: bool = True):
+        """strict: a force or tuning name this table lacks is an error (else, as for a device-wide
+        choice or the environment's, which may name other operators' variants, it is ignored)."""
+        if not strict:
+            force = force if table.owns(force) else None
+            tuning = {k: v for k, v in (tuning or {}).items() if k in table.tuning or k in table.variants}
+        elif force is not None and not table.owns(force):
             raise ValueError(f"{table.operator} has no variant {force!r}; its variants: "
-                             f"{', '.join(table.variants)}")
+                             f"{', '.join(v.name for v in table if not v.step_of)}")
         tuning = dict(tuning or {})
         unknown = set(tuning) - set(table.tuning) - set(table.variants)
         if unknown:

@@ -123,6 +123,17 @@ class Program:
         return out
 
 
+def time(device: Device, dispatches, repeats: int, barriers: bool = False) -> List[float]:
+    """GPU seconds of each of `repeats` back-to-back runs of the dispatches, a list of
+    (Kernel, Buffers bound to the kernel's bindings): with no barriers between runs, or with
+    the barriers a real sequence of executions has (barriers=True; their waits are counted)."""
+    prog = Program(device, list(dispatches) * repeats, barriers=barriers, timestamps=True)
+    prog.run()
+    per_op = prog.op_seconds(with_barriers=barriers)
+    n = len(per_op) // repeats
+    return [float(sum(per_op[i * n:(i + 1) * n])) for i in range(repeats)]
+
+
 @dataclass
 class BoundCall:
     """One operator execution over Buffers, as a command list records it."""

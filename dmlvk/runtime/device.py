@@ -9,12 +9,13 @@ every driver), never a hang."""
 from __future__ import annotations
 
 import ctypes
+import contextlib
 import os
 import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
@@ -23,9 +24,6 @@ from ..errors import DeviceLimitError, UnsupportedError, ValidationError
 from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
-
-if TYPE_CHECKING:
-    from .commands import CommandList
 
 LOADER_MISSING = ("the Vulkan loader (libvulkan.so.1) is not installed: install it with a driver "
                   "(Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, or your GPU vendor's driver)")
@@ -93,6 +91,17 @@ class Kernel:
             object.__setattr__(self, name, int(getattr(self, name)))
 
 
+@dataclass(frozen=True)
+class VariantChoice:
+    """How an operator chooses its kernels (see dmlvk/ops/variants.py): a forced variant's name, tuning
+    numbers instead of its table's, and whether names the operator lacks are an error (strict) or
+    ignored (a device-wide or environment choice, which may name other operators' variants)."""
+    force: Optional[str] = None
+    tuning: dict = field(default_factory=dict)
+    strict: bool = False
+
+
+VARIANT_ENV = "DMLVK_VARIANT"
 _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
 _SPIN_DEFAULT = 0
 
@@ -192,6 +201,7 @@ class Device:
         self._transfer = self._mgr.sequence()     # re-recorded for each Buffer transfer
         self._created = 0
         self._operators: "OrderedDict[object, object]" = OrderedDict()
+        self._choice: Optional[VariantChoice] = None      # set within variants()
         self._init_memory()
         # A short poll of the fence saves the blocking wait's wake-up on quick submissions (on
         # lavapipe too: 66 -> 29 us a tiny call). kp's setting is process-wide: the largest any
@@ -227,14 +237,33 @@ class Device:
 
     def create_operator(self, desc, force: Optional[str] = None, tuning=None):
         """IDMLDevice::CreateOperator + CompileOperator: validate a description against this device's
-        feature level and compile it. A description is anything with compile(device, force, tuning)
-        (the OperatorDesc protocol). force: one of the operator's variants by name (its table:
-        dmlvk.variant_tables()), else the DMLVK_VARIANT environment variable's where it names one of
-        this operator's; tuning: {name: number} to use instead of the table's."""
+        feature level and compile it. A description is anything with compile(device, choice) (the
+        OperatorDesc protocol; choice: a VariantChoice). force: one of the operator's variants by name
+        (dmlvk.variant_tables() lists them); tuning: {number's name: value, variant's name: False}
+        instead of the table's. Without either, the choice of the enclosing variants() block applies,
+        else the DMLVK_VARIANT environment variable's, where they name this operator's variants."""
         compile_fn = getattr(desc, "compile", None)
         if not callable(compile_fn) or isinstance(desc, type):
             raise TypeError(f"not an operator description: {type(desc).__name__}")
-        return compile_fn(self, force, tuning)
+        if force is not None or tuning:
+            choice = VariantChoice(force, dict(tuning or {}), strict=True)
+        else:
+            choice = self._choice or VariantChoice(os.environ.get(VARIANT_ENV) or None)
+        return compile_fn(self, choice)
+
+    @contextlib.contextmanager
+    def variants(self, force: Optional[str] = None, tuning=None):
+        """Within the block, every operator this device creates (the numpy-level calls' too) chooses
+        its kernels with this force and tuning, where they name that operator's variants and numbers
+        (for tests and benchmarks; the operator cache is emptied on entry and exit)."""
+        saved = self._choice
+        self._choice = VariantChoice(force, dict(tuning or {}))
+        self._operators.clear()
+        try:
+            yield self
+        finally:
+            self._choice = saved
+            self._operators.clear()
 
     def operator(self, desc, key=None):
         """The compiled operator for a description, created once per device and kept in a small
@@ -252,12 +281,6 @@ class Device:
             while len(self._operators) > _OPERATOR_CACHE:
                 self._operators.popitem(last=False)
         return op
-
-    def command_list(self) -> "CommandList":
-        """A DirectML-style command recorder: record operators over dmlvk.Buffers, execute them all
-        in one submission."""
-        from .commands import CommandList
-        return CommandList(self)
 
     # ---- process and kp bookkeeping -------------------------------------------------------------
 
@@ -422,17 +445,6 @@ class Device:
                 out.append((self._mgr.algorithm(tensors, spirv, list(grid), spec, push), push))
         self._made(len(out))
         return out
-
-    def time(self, dispatches, repeats: int, barriers: bool = False) -> List[float]:
-        """GPU seconds of each of `repeats` back-to-back runs of the dispatches, a list of
-        (Kernel, Buffers bound to the kernel's bindings): with no barriers between runs, or with
-        the barriers a real sequence of executions has (barriers=True; their waits are counted)."""
-        from .commands import Program
-        prog = Program(self, list(dispatches) * repeats, barriers=barriers, timestamps=True)
-        prog.run()
-        per_op = prog.op_seconds(with_barriers=barriers)
-        n = len(per_op) // repeats
-        return [float(sum(per_op[i * n:(i + 1) * n])) for i in range(repeats)]
 
 
 def host_bytes(a, what: str, writable: bool = False) -> np.ndarray:

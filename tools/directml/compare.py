@@ -1,4 +1,4 @@
-"""dmlvk against the real DirectML, as tallies: the validation matrix's rules (dmlvk.conformance) and
+"""dmlvk against the real DirectML, as tallies: the validation matrix's rules (dmlvk_lab.conformance) and
 fuzzed descriptions accepted or rejected alike, and executions whose whole output buffers (gaps
 included) are equal byte for byte, per operator and data type. tests/test_directml.py asserts on
 these tallies; `python -m dmlvk report` shows them in its "DirectML itself" section.
@@ -56,7 +56,7 @@ def four_gib(desc) -> bool:
 def wide_taps(desc) -> bool:
     """Input positions o * stride + k * dilation past 2^31 (strides or dilations near 2^32): DirectML's
     shaders compute them in 32 bits and wrap; dmlvk computes them exactly (such taps are padding)."""
-    return is_qlc(desc) and desc._wide_taps()
+    return is_qlc(desc) and desc.wide_taps()
 
 
 OPEN = "TotalTensorSizeInBytes of 2^32 or more (open)"

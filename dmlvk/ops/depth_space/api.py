@@ -5,11 +5,11 @@ from typing import Optional
 
 import numpy as np
 
-from ...arrays import DeviceArray, empty
+from ...arrays import DeviceArray, as_host_array, empty
 from ...enums import DataType, DepthSpaceOrder
 from ...runtime.device import Device
 from ...tensor import TensorDesc
-from ..base import array_bytes, array_layout, as_host_array, check_out, device_for, into_out
+from ..base import array_bytes, array_layout, check_out, device_for, into_out
 from .desc import DepthToSpace1Desc, SpaceToDepth1Desc
 
 def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):

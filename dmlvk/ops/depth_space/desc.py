@@ -10,10 +10,10 @@ import numpy as np
 from ...enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ...errors import ValidationError
 from ...runtime.capabilities import Capabilities
-from ...runtime.device import Device, Kernel
+from ...runtime.device import Device, Kernel, VariantChoice
 from ...tensor import TensorChecker, TensorDesc, same_data_type
 from ..base import CompiledOperator
-from .variants import select
+from .variants import TABLE, select
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}
@@ -82,23 +82,24 @@ class _DepthSpaceDesc:
 
     def kernel(self, capabilities: Optional[Capabilities] = None, force: Optional[str] = None,
                tuning=None) -> Kernel:
-        """The kernel a device with these capabilities runs (variants.select)."""
-        return select(self, capabilities, force, tuning)
+        """The kernel a device with these capabilities runs (None: the portable variants only);
+        force: a variant's name, tuning: numbers instead of the table's (variants.select)."""
+        return select(self, TABLE.selection(capabilities, force, tuning))
 
     def sides(self) -> tuple:
         """(depth side, space side): the input and the output in the operator's direction."""
         inp, out = self.input_tensor, self.output_tensor
         return (inp, out) if self.depth_to_space else (out, inp)
 
-    def compile(self, device: Device, force: Optional[str] = None, tuning=None) -> CompiledOperator:
-        """IDMLDevice::CompileOperator: validated at the device's feature level, its kernel chosen
-        for the device's capabilities (force, tuning: as for kernel())."""
+    def compile(self, device: Device, choice: Optional[VariantChoice] = None) -> CompiledOperator:
+        """IDMLDevice::CompileOperator (through Device.create_operator): validated at the device's
+        feature level, its kernel chosen for the device's capabilities."""
         self.validate(device.feature_level, device.debug)
         device.check_data_types(self.operator_type.dml_name,
                                 (("Input", self.input_tensor), ("Output", self.output_tensor)))
-        return CompiledOperator(device, self, [self.input_tensor], [self.output_tensor],
-                                [self.kernel(device.capabilities, force, tuning)], name=self.operator_type.dml_name)
-
+        kernel = select(self, TABLE.chosen_by(device.capabilities, choice))
+        return CompiledOperator(device, self, [self.input_tensor], [self.output_tensor], [kernel],
+                                name=self.operator_type.dml_name)
 
 @dataclass(frozen=True)
 class DepthToSpaceDesc(_DepthSpaceDesc):

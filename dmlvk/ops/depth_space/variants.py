@@ -69,7 +69,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
                  "other paths (float16 B = 4: 60 % against 88 %)",
         measured_on=H200),
     Variant(
-        "nhwc.lanes", "depth_space_lanes", _COMMON[:1] + ("BLOCK", "D2S", "ORDER", "CS", "TILE_UNITS"),
+        "nhwc.lanes", "depth_space_lanes", ("EB", "BLOCK", "D2S", "ORDER", "CS", "TILE_UNITS"),
         "channel-last 1- and 2-byte elements: a depth-side pixel an invocation, rearranged in registers and "
         "stored through its subgroup's slice of shared memory",
         tuning=dict(LANES_MAX_PIXEL_BYTES=160, LANES_LOCAL=128, **_TILES),
@@ -129,11 +129,9 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
 ELEMENT_MODES = ("element.words", "element.word_stores", "element.atomic", "element.narrow_stores")
 
 
-def select(desc, capabilities=None, force: Optional[str] = None, tuning=None) -> Kernel:
-    """The kernel a device with these capabilities (None: the portable variants only) runs for the
-    description: a pure function of its arguments. force: a variant's name; tuning: numbers to
-    use instead of the table's."""
-    sel = TABLE.selection(capabilities, force, tuning)
+def select(desc, sel: Selection) -> Kernel:
+    """The kernel for the description under the selection (Table.selection, Table.chosen_by): the
+    first routine that can run it, within it the variant the layout and the measurements pick."""
     k = None
     for names, routine in _ROUTINES:
         if k is None and sel.may(*names):

@@ -48,7 +48,7 @@ def _tensor(rng, dt, sizes) -> dict:
 
 def generate(rng) -> dict:
     """A valid random description (as plain data), then 0-2 hostile mutations."""
-    from .enums import DataType
+    from dmlvk.enums import DataType
     family = ["d2s", "s2d", "d2s1", "s2d1", "conv"][rng.integers(0, 5)]
     if family != "conv":
         b = int(rng.integers(1, 4))
@@ -90,7 +90,7 @@ def generate(rng) -> dict:
 
 
 def _mutate(rng, case) -> None:
-    from .tensor import calc_buffer_tensor_size
+    from dmlvk.tensor import calc_buffer_tensor_size
     names = [k for k, v in case["tensors"].items() if v is not None]
     t = case["tensors"][names[rng.integers(0, len(names))]]
     what = rng.integers(0, 12)
@@ -135,7 +135,7 @@ def _mutate(rng, case) -> None:
 def _desc(case):
     """The dmlvk description of a case (TypeError/ValueError for malformed Python values)."""
     import dmlvk
-    from .tensor import TensorDesc
+    from dmlvk.tensor import TensorDesc
     td = lambda t: None if t is None else TensorDesc(t["dt"], t["sizes"], t["strides"], t["total"], 0, t["flags"])
     t = {k: td(v) for k, v in case["tensors"].items()}
     f = case["family"]
@@ -159,9 +159,9 @@ def _view(buf: np.ndarray, desc) -> np.ndarray:
 def run_case(case, devices: dict, rng) -> str:
     """'rejected: ...', 'limit: ...', 'ok', 'large' (valid, not run) or 'WRONG: ...'."""
     import dmlvk
-    from . import reference
-    from .enums import FeatureLevel
-    from .tensor import has_overlap
+    from dmlvk import reference
+    from dmlvk.enums import FeatureLevel
+    from dmlvk.tensor import has_overlap
     try:
         desc = _desc(case)
         level = FeatureLevel(case["level"])
@@ -202,7 +202,7 @@ def run_case(case, devices: dict, rng) -> str:
             end_padding=pair(d.end_padding, 0), group_count=d.group_count, output_size=grid).reshape(out.sizes)
     else:
         fn = reference.depth_to_space if desc.depth_to_space else reference.space_to_depth
-        want = fn(_view(bufs[0], descs[0]), desc.block_size, desc._order)
+        want = fn(_view(bufs[0], descs[0]), desc.block_size, desc.effective_order)
     bits = lambda a: np.ascontiguousarray(a).view(np.uint8)
     # An output whose elements share memory (accepted, as by the release DirectML) holds one of the
     # racing values there: only the bytes outside its elements are checked.

@@ -24,11 +24,10 @@ from typing import List, Optional
 
 import numpy as np
 
-from .__main__ import _short
-from .bench import Progress, slug
+from .common import short
+from .common import BENCH_DIR, Progress, prog, slug
 from .portability import COMPARED
 
-BENCH_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
 DIRECTML_TOOLS = Path(__file__).resolve().parent.parent / "tools" / "directml"
 DS_TYPES = ["float32", "float16", "float64", "uint8", "int8", "int16", "int32", "int64"]
 QC_TYPES = [("uint8", "uint8", "uint8"), ("uint8", "int8", "uint8"), ("int8", "int8", "int8")]
@@ -42,7 +41,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 def examples(device) -> list:
     import dmlvk
-    from .__main__ import run_depth_space_example
+    from .common import run_depth_space_example
     from .examples import depth_space_examples, qconv_examples
     rows = []
     for ex in depth_space_examples():
@@ -50,7 +49,7 @@ def examples(device) -> list:
         rows.append((ex, got))
     for ex in qconv_examples():
         rows.append((ex, dmlvk.quantized_linear_convolution(*ex.args, **ex.kwargs, device=device)))
-    return [{"name": ex.name, "source": ex.source, "expected": _short(ex.expected), "got": _short(got),
+    return [{"name": ex.name, "source": ex.source, "expected": short(ex.expected), "got": short(got),
              "match": bool(got.dtype == ex.expected.dtype and np.array_equal(got, ex.expected))} for ex, got in rows]
 
 
@@ -127,7 +126,7 @@ def differential(device, cases: int, seed: int, progress: Progress) -> list:
     import dmlvk
     from .oracles import (one_node_model, onnx_qlinearconv_model, random_case, run_onnx_reference,
                           run_onnxruntime)
-    from .reference import quantized_linear_convolution as ref_qconv
+    from dmlvk.reference import quantized_linear_convolution as ref_qconv
     rng = np.random.default_rng(seed)
     tallies = {}
 
@@ -261,7 +260,7 @@ def validation() -> list:
 def choices(device, exs: list) -> list:
     """Spec 9: what dmlvk does where DirectML's behaviour is unconfirmed, and the evidence."""
     import dmlvk
-    from .reference import quantized_linear_convolution as ref_qconv
+    from dmlvk.reference import quantized_linear_convolution as ref_qconv
     vec_c = [e for e in exs if e["name"].startswith("Vector C")]
     # 40000 x (255 x -127) plus a bias near -2^31 leaves the int32 range: it must wrap
     c = 40000
@@ -563,9 +562,8 @@ def write(rep: dict, out_dir: Path) -> List[Path]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from .__main__ import _prog
     ap = argparse.ArgumentParser(
-        prog=f"{_prog()} report",
+        prog=prog("report"),
         description="Portability report against DirectML (DirectML itself where its oracle is set up, its "
                     "documented behaviour and examples), ONNX's "
                     "conformance cases, ONNX Runtime and onnx.reference, per Vulkan device, and one page over "

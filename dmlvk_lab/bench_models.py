@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arrays, onnx_models as models
+from dmlvk import arrays
+from . import onnx_models as models
 from .bench_peers import _median_wall
-from .onnx import InferenceSession, _plan_key
+from dmlvk.runtime.commands import time as time_dispatches
+from dmlvk.onnx import InferenceSession, _plan_key
 
 SHAPES = [(540, 960), (1080, 1920)]
 BATCHES = [1, 8]
@@ -38,7 +40,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             y = session.run(None, {"x": x})[0]
             row = {"input": [n, 1, h, w], "output": list(y.shape), "frames": n}
             prog, dispatches = session._plans[_plan_key({"x": x})].device_work()
-            t = timer(lambda k: device.time(dispatches, k, barriers=True))
+            t = timer(lambda k: time_dispatches(device, dispatches, k, barriers=True))
             row["device_s"] = t["median_s"]
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
             row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)

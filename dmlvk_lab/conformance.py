@@ -6,11 +6,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, List
 
-from .enums import DataType, DepthSpaceOrder, FeatureLevel, TensorFlags
-from .errors import ValidationError
-from .ops.depth_space import DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc
-from .ops.quantized_conv import QuantizedLinearConvolutionDesc
-from .tensor import TensorDesc
+from dmlvk.enums import DataType, DepthSpaceOrder, FeatureLevel, TensorFlags
+from dmlvk.errors import ValidationError
+from dmlvk.ops.depth_space import DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc
+from dmlvk.ops.quantized_conv import QuantizedLinearConvolutionDesc
+from dmlvk.tensor import TensorDesc
 
 LEVELS = [FeatureLevel.FL_1_0, FeatureLevel.FL_2_0, FeatureLevel.FL_2_1, FeatureLevel.FL_3_0,
           FeatureLevel.FL_4_0, FeatureLevel.FL_5_0, FeatureLevel.FL_5_2, FeatureLevel.FL_6_4]

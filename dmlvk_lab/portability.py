@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from .bench import pyplot, save_chart, slug
+from .common import BENCH_DIR, pyplot, save_chart, slug
 
 AGREE, DIFFER, NA = "agree", "differ", "n/a"
 COMPARED = ("Compared with: DirectML itself where its oracle is set up (release DirectML 1.15.4 under Wine, its "
@@ -145,7 +145,6 @@ def perf_charts(page: dict, out_dir: Path, stem: str) -> List[Path]:
     benches = [(r["device"]["name"], r["performance"]) for r in page["reports"] if r.get("performance")]
     if plt is None or not benches:
         return []
-    from .report import BENCH_DIR
     paths = []
     for name, perf in benches:
         b = json.loads((BENCH_DIR.parent / perf["file"]).read_text())

@@ -23,11 +23,13 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from .enums import DataType, DepthSpaceOrder
+from dmlvk.enums import DataType, DepthSpaceOrder
 from .bench_runtime import markdown as runtime_markdown, measure_runtime
-from .runtime.commands import Program
-from .runtime.device import Device, Kernel
-from .tensor import TensorDesc
+from .common import Progress, prog, pyplot, save_chart, slug
+from dmlvk.runtime.commands import Program
+from dmlvk.runtime.commands import time as time_dispatches
+from dmlvk.runtime.device import Device, Kernel
+from dmlvk.tensor import TensorDesc
 
 MiB = 1 << 20
 # Timer: a batch of back-to-back runs spans at least BATCH_S seconds; at most MAX_RUNS runs a
@@ -66,28 +68,6 @@ def stats(seconds: List[float]) -> dict:
             "p25_s": float(np.percentile(a, 25)), "p75_s": float(np.percentile(a, 75)), "runs": len(a)}
 
 
-class Progress:
-    """One line on the terminal: label, bar, count."""
-
-    def __init__(self, total: int, label: str, stream=sys.stderr):
-        self.total, self.done, self.label, self.stream = max(total, 1), 0, label, stream
-        self.tty = stream.isatty()
-
-    def step(self, what: str = "") -> None:
-        self.done += 1
-        width = 30
-        filled = int(width * self.done / self.total)
-        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {what}"
-        if self.tty:
-            self.stream.write("\r" + line[:118].ljust(118))
-            if self.done >= self.total:
-                self.stream.write("\n")
-        elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-
-# ---- dmlvk measurements -------------------------------------------------------------------------
 
 def copy_kernel(nbytes: int) -> Kernel:
     vectors = nbytes // 16
@@ -139,7 +119,7 @@ class Timer:
 def copy_seconds(timer: "Timer", nbytes: int, buffers, warm: bool = True) -> dict:
     src, dst = buffers
     kernel = copy_kernel(nbytes)
-    return timer(lambda n: timer.device.time([(kernel, (src, dst))], n), warm=warm)
+    return timer(lambda n: time_dispatches(timer.device, [(kernel, (src, dst))], n), warm=warm)
 
 
 def depth_space_cases(sizes_bytes, extra=True):
@@ -189,7 +169,7 @@ def _nhwc(sizes, gaps=False):
 
 
 def depth_space_desc(case):
-    from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
+    from dmlvk.ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
     _, d2s, dt, b, order, depth, kind = case
     n, c, h, w = depth
     space = (n, c // (b * b), h * b, w * b)
@@ -243,7 +223,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
         """A case with gaps moves only elements, yet reads and writes the sectors its layouts touch:
         its yardstick is the mean time of copying each side's layout onto itself (DEPTH_TO_SPACE1
         with B = 1, which runs the same channel-last kernel as a vector copy per pixel)."""
-        from .ops.depth_space import DepthToSpace1Desc
+        from dmlvk.ops.depth_space import DepthToSpace1Desc
         src, dst = pair(desc)
         secs = []
         for t in (desc.input_tensor, desc.output_tensor):
@@ -363,13 +343,13 @@ def _wall(fn) -> float:
 
 def _check_depth_space(desc, src, dst) -> None:
     """The benchmarked output against dmlvk.reference (packed layouts only)."""
-    from . import reference
+    from dmlvk import reference
     if desc.input_tensor.strides is not None:
         return
     dt = desc.input_tensor.data_type.numpy_dtype
     x = src.numpy(dt, desc.input_tensor.sizes)
     fn = reference.depth_to_space if desc.depth_to_space else reference.space_to_depth
-    want = fn(x, desc.block_size, desc._order)
+    want = fn(x, desc.block_size, desc.effective_order)
     got = dst.numpy(dt, desc.output_tensor.sizes)
     if not np.array_equal(got.view(np.uint8), want.view(np.uint8)):
         raise AssertionError(f"benchmark output differs from the reference: {desc}")
@@ -395,8 +375,8 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches, rounds:
     its clocks, or slows for seconds, now and then: the best round is the layer's own speed).
     Every round's median is kept in the row."""
     device = timer.device
-    from . import reference
-    from .ops.quantized_conv import constant_filter, prepare_call
+    from dmlvk import reference
+    from dmlvk.ops.quantized_conv import constant_filter, prepare_call
     layers = list(conv_layers(batches))
     prepared = []
     for layer in layers:
@@ -451,9 +431,6 @@ def run_peer(peer: str, spec: dict, timeout: int = 900) -> dict:
 
 
 # ---- output ---------------------------------------------------------------------------------------
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
 
 
 def _protocol(result: dict) -> str:
@@ -541,24 +518,6 @@ def _sig(v: float) -> str:
     """Three significant figures."""
     return f"{v:.3g}"
 
-
-def pyplot():
-    """matplotlib.pyplot on its file-only backend, or None (and a line on stderr) without it."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no charts", file=sys.stderr)
-        return None
-    return plt
-
-
-def save_chart(plt, fig, path: Path, dpi: int = 110) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path
 
 
 def charts(result: dict, out_dir: Path, stem: str) -> List[Path]:
@@ -808,8 +767,7 @@ def _merge_conv(result: dict, peer_rows: list) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from .__main__ import _prog
-    ap = argparse.ArgumentParser(prog=f"{_prog()} bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=prog("bench"), description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", type=int, default=None, help="Vulkan device index (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--out", default="benchmarks", help="output folder (default: benchmarks)")
     ap.add_argument("--sizes", default=None,

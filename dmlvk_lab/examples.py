@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enums import DepthSpaceOrder
+from dmlvk.enums import DepthSpaceOrder
 
 DCR, CRD = DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH
 

@@ -11,10 +11,11 @@ from typing import Callable, Dict
 
 import numpy as np
 
-from .enums import DataType, DepthSpaceOrder
-from .runtime.commands import Program
-from .runtime.device import Device, set_fence_spin_us
-from .tensor import TensorDesc
+from dmlvk.enums import DataType, DepthSpaceOrder
+from dmlvk.runtime.commands import CommandList, Program
+from dmlvk.runtime.commands import time as time_dispatches
+from dmlvk.runtime.device import Device, set_fence_spin_us
+from dmlvk.tensor import TensorDesc
 
 LIST_LENGTH = 100
 
@@ -24,7 +25,7 @@ def _paired(a: list, b: list) -> float:
 
 
 def measure_runtime(device: Device, rounds: int = 15, calls: int = 200, warm: Callable = None) -> dict:
-    from .ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc, depth_to_space
+    from dmlvk.ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc, depth_to_space
     dcr = DepthSpaceOrder.DEPTH_COLUMN_ROW
     small, big = TensorDesc(DataType.FLOAT32, (1, 4, 2, 2)), TensorDesc(DataType.FLOAT32, (1, 1, 4, 4))
     d2s = device.create_operator(DepthToSpace1Desc(small, big, 2, dcr))
@@ -33,8 +34,8 @@ def measure_runtime(device: Device, rounds: int = 15, calls: int = 200, warm: Ca
     out = np.empty((1, 1, 4, 4), np.float32)
     a, b = device.upload(x), device.buffer(64)
     raw = Program(device, [(d2s.kernels[0], (a, b))], barriers=False)
-    one = device.command_list().record(d2s, [a], [b])
-    chain = device.command_list()
+    one = CommandList(device).record(d2s, [a], [b])
+    chain = CommandList(device)
     for i in range(LIST_LENGTH // 2):          # a -> b -> a -> ...: each depends on the one before
         chain.record(d2s, [a], [b]).record(s2d, [b], [a])
 
@@ -76,7 +77,7 @@ def measure_runtime(device: Device, rounds: int = 15, calls: int = 200, warm: Ca
     res = {k: {"best_us": float(min(v)), "median_us": float(np.median(v)), "rounds_us": [float(t) for t in v]}
            for k, v in samples.items()}
     best = {k: v["best_us"] for k, v in res.items()}
-    kernel = device.time([(d2s.kernels[0], (a, b))], 50)
+    kernel = time_dispatches(device, [(d2s.kernels[0], (a, b))], 50)
     return {
         "paths": res,
         "kernel_us": float(np.median(kernel)) * 1e6,

@@ -1,0 +1,22 @@
+"""QUANTIZED_LINEAR_CONVOLUTION's binding slots and names, shared by its description, plans,
+operator and API."""
+from ...enums import DataType, OperatorType
+
+OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
+Q8 = {DataType.INT8, DataType.UINT8}
+# Binding slots, DirectML's order (spec 4.1), then the output.
+(INPUT, INPUT_SCALE, INPUT_ZP, FILTER, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP,
+ OUTPUT) = range(10)
+PARAMS = 10      # the operator's own buffer of host-computed requantization parameters
+CPU_FILTER = 11   # the CPU path's scratch: the filter packed by qconv_pack_filter_cpu.comp
+XP, WP, PART = 11, 12, 13     # the cooperative-matrix path's scratch: the repacked input and filter,
+                              # and split-K partials
+WP_SCRATCH = WP - XP          # the repacked filter's place among the scratch Buffers
+NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
+         "Bias", "OutputScale", "OutputZeroPoint", "Output")
+
+
+def as_4d(values, fill) -> tuple:
+    """A rank-3 {N,C,W} tuple as {N,C,fill,W} (spec 4.2 recommendation); rank 4 unchanged."""
+    values = tuple(values)
+    return values if len(values) == 4 else (values[0], values[1], fill, values[2])

@@ -1,0 +1,110 @@
+"""QUANTIZED_LINEAR_CONVOLUTION compiled: its plan's kernels, the requantization parameters the host
+computes from the bound scales, zero points and bias, and the filter packed once where it is
+OWNED_BY_DML."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ...enums import DataType, TensorFlags
+from ...runtime.commands import Program
+from ...runtime.device import Buffer, Device, VariantChoice, host_bytes
+from ...tensor import TensorDesc
+from ..base import CompiledOperator
+from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,
+                     OUTPUT_ZP, WP_SCRATCH)
+from .variants import TABLE, plan
+
+
+def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
+    """ONNX Runtime's float32 arithmetic: float32(float32(x_scale * w_scale[m]) / y_scale)."""
+    xs = np.float32(input_scale)
+    ws = np.asarray(filter_scale, np.float32).reshape(-1)
+    ys = np.float32(output_scale)
+    with np.errstate(all="ignore"):       # a zero or NaN scale is undefined behaviour (spec 4.4)
+        return ((xs * ws).astype(np.float32) / ys).astype(np.float32)
+
+
+
+def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
+    """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
+    raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")
+    dt = np.dtype(dtype)
+    whole = desc.total_bytes // dt.itemsize * dt.itemsize   # the total need not be whole elements
+    view = np.lib.stride_tricks.as_strided(raw[:whole].view(dt), shape=desc.sizes,
+                                           strides=tuple(s * dt.itemsize for s in desc.effective_strides))
+    return np.array(view).reshape(-1)
+
+
+class QuantizedLinearConvolutionOperator(CompiledOperator):
+    operator_name = OP
+    _param_slots = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP)
+
+    def __init__(self, device: Device, desc, choice: Optional[VariantChoice] = None):
+        kernels, scratch = plan(desc, TABLE.chosen_by(device.capabilities, choice))
+        # The cooperative-matrix path packs the filter at initialization instead of at every
+        # execution where the filter, and the zero points its packing reads, are OWNED_BY_DML
+        # (bound once, at initialization: "DML may reformat it"; see constant_filter).
+        owned = lambda t: t is None or bool(t.flags & TensorFlags.OWNED_BY_DML)
+        t = desc.tensors()
+        self._filter_packing = None
+        packing = next((k for k in kernels if k.variant == "conv.coopmat.pack_filter"), None)
+        if packing is not None and t[FILTER] is not None and all(owned(t[s]) for s in (FILTER, INPUT_ZP, FILTER_ZP)):
+            w = WP_SCRATCH         # its scratch Buffer, made at initialize instead
+            self._filter_packing, self._packed_filter_bytes = packing, scratch[w]
+            kernels = [k for k in kernels if k is not packing]
+            scratch = tuple(scratch[:w]) + (4,) + tuple(scratch[w + 1:])
+        self._packed_filter = None
+        super().__init__(device, desc, t[:OUTPUT], [desc.output_tensor], kernels, scratch)
+        self.m = desc.conv_params()["filter"][0]
+
+    def initialize(self, inputs: Sequence) -> None:
+        super().initialize(inputs)
+        if self._filter_packing is None:
+            return
+        m = self.m
+        params = np.zeros(3 + 3 * m, np.int32)      # what qconv_pack_filter.comp reads: the zero points
+        params[0] = self._values(self._owned, INPUT_ZP, 0)[0]
+        params[2 + m:2 + 2 * m] = self._per_m(self._values(self._owned, FILTER_ZP, 0))
+        if self._packed_filter is None:
+            self._packed_filter = Buffer(self.device, self._packed_filter_bytes)
+        unused = Buffer(self.device, 4)          # the input binding, which the filter packing does not read
+        Program(self.device, [(self._filter_packing, (unused, self._owned[FILTER], self.device.upload(params),
+                                                       self._packed_filter))]).run()
+
+    def _scratch(self, state) -> list:
+        bufs = super()._scratch(state)
+        if self._filter_packing is None:
+            return bufs
+        return bufs[:WP_SCRATCH] + [self._packed_filter] + bufs[WP_SCRATCH + 1:]
+
+    def _values(self, srcs: dict, slot: int, default) -> np.ndarray:
+        d = self.input_descs[slot]
+        if d is None:
+            return np.array([default])
+        return _read_elements(d, srcs[slot], d.data_type.numpy_dtype)
+
+    def _per_m(self, v: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(v, (self.m,)) if v.size == 1 else v
+
+    def _parameters(self, srcs: dict) -> np.ndarray:
+        """Requantization parameters (binding PARAMS), computed on the host from the bound scale,
+        zero-point and bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in
+        float32)."""
+        d = self.input_descs
+        values = lambda slot, default: self._values(srcs, slot, default)
+        m, per_m = self.m, self._per_m
+        mult = requantization_multipliers(values(INPUT_SCALE, 1)[0], per_m(values(FILTER_SCALE, 1)),
+                                          values(OUTPUT_SCALE, 1)[0])
+        params = np.empty(3 + 3 * m, np.int32)
+        params[0] = values(INPUT_ZP, 0)[0]
+        params[1] = values(OUTPUT_ZP, 0)[0]
+        params[2:2 + m] = mult.view(np.int32)
+        params[2 + m:2 + 2 * m] = wzp = per_m(values(FILTER_ZP, 0))
+        params[2 + 2 * m:2 + 3 * m] = per_m(values(BIAS, 0))
+        # The cooperative-matrix path needs the input's window sums where some filter zero point
+        # differs from the value its int8 shift removes (qconv_pack_filter.comp: cw != 0).
+        shift = 0 if d[FILTER].data_type == DataType.INT8 else 128
+        params[2 + 3 * m] = int(np.any(wzp.astype(np.int64) != shift))
+        return params

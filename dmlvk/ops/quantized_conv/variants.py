@@ -1,0 +1,308 @@
+"""QUANTIZED_LINEAR_CONVOLUTION's variant table and the plan that walks it.
+
+A plan is the kernels one execution runs and the scratch memory they pass data through: the
+cooperative-matrix path (int8 tensor units: the input and filter repacked, then 16 x 16 x 32
+matrix products, with split K for small batches), the depthwise kernels, the CPU-device kernel
+(lavapipe), or the portable direct and implicit-GEMM kernels, which run every description DirectML
+accepts. Measurements: NVIDIA H200 and Mesa 22.3.6's lavapipe, as each variant says."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...enums import DataType
+from ...runtime.device import Kernel
+from ..variants import Selection, Table, Variant
+from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, WP, XP, as_4d
+
+H200 = "NVIDIA H200 (Vulkan, driver 570)"
+LAVAPIPE = "lavapipe (Mesa 22.3.6, 2 cores)"
+_C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kernel's first six
+_PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
+_ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
+_INT32 = _C + (None, None, None, None, "INT32_OUT")
+_COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for emulated in ((), (("COOPMAT_EMULATED", 1),)))
+
+TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
+    Variant("conv.coopmat", "qlinear_conv_coopmat", _PACKED,
+            "int8 tensor units: the packed input and filter multiplied as 16 x 16 x 32 subgroup matrices, "
+            "32 x WM output channels by 128 pixels a workgroup",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_COOPMAT_BUILDS,
+            tuning=dict(COOPMAT_MIN_CHANNELS=4, COOPMAT_MIN_INPUT_CHANNELS=8, COOPMAT_MAX_PACKED_BYTES=1 << 31,
+                        PACK_INPUT_QUADS_FROM=16384),
+            measured="0.7-1.0x cuBLAS int8 on the benchmark's ResNet layers (batch 32); the input packing loads "
+                     "whole words of 4 columns from PACK_INPUT_QUADS_FROM invocations (7-18 % faster at batch 32, "
+                     "1-1.5 us slower at batch 1)",
+            measured_on=H200),
+    Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
+            "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
+            "cannot fill the GPU, then a reduction",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=(),
+            tuning=dict(SPLITK_TARGET=128, SPLITK_BELOW=66, SPLITK_MAX_PARTIAL_BYTES=256 << 20),
+            measured="fewer than SPLITK_BELOW output tiles: K split so that about SPLITK_TARGET workgroups run",
+            measured_on=H200),
+    Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
+            "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
+            step_of="conv.coopmat"),
+    Variant("conv.coopmat.pack_filter", "qconv_pack_filter", _PACKED,
+            "the filter repacked for the cooperative-matrix kernel (at initialization where it is OWNED_BY_DML)",
+            step_of="conv.coopmat"),
+    Variant("conv.coopmat.splitk.reduce", "qlinear_conv_splitk", _PACKED,
+            "split K's partial sums added and requantized", step_of="conv.coopmat.splitk"),
+    Variant("conv.depthwise.rows", "qlinear_conv_depthwise_rows", _ROWS,
+            "depthwise layers and narrow groups with word-aligned rows: an invocation holds its window rows' "
+            "input words in registers (32, 16, 8 or 4 outputs), walking down the rows where stride and dilation "
+            "are 1",
+            tuning=dict(DEPTHWISE_ROW_WORDS=48, DEPTHWISE_ROW_MAX_TAPS=64, DEPTHWISE_WALK_OUTPUTS=8,
+                        DEPTHWISE_WALK_INVOCATIONS=96 * 1024, DEPTHWISE_WALK_ON_CPU=False),
+            measured="walking down the rows leaves at least DEPTHWISE_WALK_INVOCATIONS invocations; on lavapipe "
+                     "the walk, and 8 outputs an invocation, took twice as long (not on CPU devices)",
+            measured_on=f"{H200}; {LAVAPIPE}"),
+    Variant("conv.depthwise.dot", "qlinear_conv_depthwise_rows", _ROWS,
+            "the rows kernel with one packed 4 x 8-bit dot product an output and filter row (filters at most 4 "
+            "taps wide, horizontal dilation 1)",
+            requires=("shaderIntegerDotProduct",), builds=((("DOT", 1),),),
+            tuning=dict(DEPTHWISE_DOT_ON_CPU=False),
+            measured="lavapipe runs the dot products lane by lane, 2-2.5x slower than the float32 products "
+                     "(not on CPU devices)",
+            measured_on=LAVAPIPE),
+    Variant("conv.depthwise.tile", "qlinear_conv_depthwise", _C + (None, "PACKED_OUT", "TILE", "WORD_ROWS"),
+            "depthwise layers: 16 x 64 output tiles whose input window and taps fit a shared-memory tile",
+            tuning=dict(DEPTHWISE_TILE=(16, 64), DEPTHWISE_TILE_MAX=6144)),
+    Variant("conv.cpu", "qlinear_conv_cpu", _C,
+            "CPU devices (lavapipe): CPU_PIXELS output pixels x 16 channels an invocation, a 16-byte filter "
+            "vector and one input byte for 64 multiply-adds",
+            tuning=dict(CPU_MIN_CHANNELS=8, CPU_PIXELS=4, CPU_LOCAL=64), measured_on=LAVAPIPE),
+    Variant("conv.cpu.pack_filter", "qconv_pack_filter_cpu", _C, "the filter packed per 16-channel tile",
+            step_of="conv.cpu"),
+    Variant("conv.gemm", "qlinear_conv_gemm", _C,
+            "portable implicit GEMM: 64 x 64 tiles of (output channel, pixel) a group",
+            tuning=dict(GEMM_MIN_CHANNELS=8)),
+    Variant("conv.direct", "qlinear_conv", _C,
+            "portable direct convolution, 4 output channels an invocation: any description DirectML accepts "
+            "(narrow groups, output grids off the formula)"),
+    Variant("integer.gemm", "qlinear_conv_gemm", _INT32, "ONNX ConvInteger (int32 output) through the GEMM"),
+    Variant("integer.direct", "qlinear_conv", _INT32, "ONNX ConvInteger (int32 output), direct"),
+])
+_DEPTHWISE = ("conv.depthwise.rows", "conv.depthwise.dot", "conv.depthwise.tile")
+
+
+def plan(desc, sel: Selection) -> tuple:
+    """(kernels, scratch Buffer sizes in bytes) one execution of the description runs under the
+    selection (Table.selection, Table.chosen_by)."""
+    if desc.int32_output:
+        kernels, scratch = [_portable(desc, sel, ("integer.direct", "integer.gemm"), (0, 0, 0, 0, 1))], ()
+    else:
+        kernels, scratch = _plan(desc, sel)
+    sel.chosen(next(k for k in kernels if not TABLE[k.variant].step_of), "this convolution")
+    return kernels, scratch
+
+
+def _spec_push(d) -> tuple:
+    """(specialization constants 1-6, push constants) shared by every kernel of the operator."""
+    geo = d.conv_params()
+    t = d.tensors()
+    n, c, h, w = geo["input"]
+    m, cg, kh, kw = geo["filter"]
+    strides4 = lambda d: as_4d(d.effective_strides, 0)
+    out4 = as_4d(d.output_grid(), 1)
+    spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
+            int(t[OUTPUT].data_type == DataType.INT8), int(d.wide_taps()))
+    push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
+            + geo["strides"] + geo["dilations"] + geo["start"] + (cg, m // d.group_count))
+    return spec, push
+
+
+def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=()) -> Kernel:
+    """The portable kernel for this description: the direct shader, or the implicit GEMM from
+    GEMM_MIN_CHANNELS output channels a group (names: the two variants, extra: constants after the
+    common six)."""
+    spec, push = _spec_push(d)
+    spec += extra
+    m, _, _, _ = d.conv_params()["filter"]
+    out4 = as_4d(d.output_grid(), 1)
+    mg = m // d.group_count
+    slots = (INPUT, FILTER, PARAMS, OUTPUT)
+    if sel.prefer(names[1], mg >= sel["GEMM_MIN_CHANNELS"]):
+        # dmlvk/shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
+        pixels = out4[0] * out4[2] * out4[3]
+        groups = d.group_count * -(-mg // 64) * -(-pixels // 64)
+        return TABLE[names[1]].kernel(spec=spec, push=push, count=groups * 256,
+                      slots=slots, local_size=256)
+    tiles = -(-mg // 4)
+    return TABLE[names[0]].kernel(
+        spec=spec, push=push, count=out4[0] * d.group_count * tiles * out4[2] * out4[3],
+        slots=slots, local_size=64)
+
+
+def _plan(d, sel: Selection) -> tuple:
+    """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
+    depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
+    COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups take
+    the depthwise rows kernel except where the CPU kernel applies."""
+    if d.off_formula():
+        return [_portable(d, sel)], ()
+    depthwise = _depthwise_kernel(d, sel) if sel.may(*_DEPTHWISE) else None
+    cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
+    if depthwise is not None and (d.conv_params()["filter"][1] == 1 or cpu is None):
+        return [depthwise], ()
+    geo = _packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk") else None
+    if geo is None:
+        return cpu if cpu is not None else ([_portable(d, sel)], ())
+    spec, push = _spec_push(d)
+    spec += (geo["wm"], int(_packed_output(d)), geo["split"])
+    tiles = geo["tiles"]
+    split = geo["split"] > 1
+    quad = (as_4d(d.tensors()[INPUT].effective_strides, 0)[3] == 1
+            and geo["quad_items"] >= sel["PACK_INPUT_QUADS_FROM"])
+    kernels = [
+        TABLE["conv.coopmat.pack_input"].kernel(spec=spec + (int(quad),), push=push,
+               count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
+               slots=(INPUT, FILTER, PARAMS, XP), local_size=128),
+        TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * geo["mp"] * 256,
+               slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+        TABLE["conv.coopmat.splitk" if split else "conv.coopmat"].kernel(spec=spec, push=push, count=tiles * geo["split"] * 256,
+               slots=(XP, WP, PARAMS, PART if split else OUTPUT), local_size=256,
+               defines=(("WM_FIXED", geo["wm"]),) + ((("COOPMAT_EMULATED", 1),)
+                                                     if sel.capabilities.emulated_cooperative_matrix else ()))]
+    if split:
+        m = d.conv_params()["filter"][0]
+        kernels.append(TABLE["conv.coopmat.splitk.reduce"].kernel(spec=spec, push=push,
+                              count=m * -(-geo["pixels"] // 4), slots=(PART, WP, PARAMS, OUTPUT),
+                              local_size=128))
+        return kernels, (geo["xp_bytes"], geo["wp_bytes"], geo["part_bytes"])
+    return kernels, (geo["xp_bytes"], geo["wp_bytes"])
+
+
+def _cpu_plan(d, sel: Selection) -> Optional[tuple]:
+    """On CPU devices (lavapipe), groups of CPU_MIN_CHANNELS output channels or more: the
+    filter packed per 16-channel tile (dmlvk/shaders/qconv_pack_filter_cpu.comp), then
+    dmlvk/shaders/qlinear_conv_cpu.comp, which loads a 16-byte filter vector and one input byte
+    per pixel for 64 multiply-adds. None elsewhere."""
+    if sel.capabilities is None or not sel.capabilities.cpu_kernels:
+        return None
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    if mg < sel["CPU_MIN_CHANNELS"]:
+        return None
+    spec, push = _spec_push(d)
+    out4 = as_4d(d.output_grid(), 1)
+    tiles, k = -(-mg // 16), cg * kh * kw
+    pixels = out4[0] * out4[2] * out4[3]
+    per_group = sel["CPU_LOCAL"] * sel["CPU_PIXELS"]
+    return ([TABLE["conv.cpu.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * tiles * k,
+                    slots=(INPUT, FILTER, PARAMS, CPU_FILTER), local_size=64),
+             TABLE["conv.cpu"].kernel(spec=spec, push=push,
+                    count=d.group_count * tiles * -(-pixels // per_group) * sel["CPU_LOCAL"],
+                    slots=(INPUT, CPU_FILTER, PARAMS, OUTPUT), local_size=sel["CPU_LOCAL"])],
+            (d.group_count * tiles * k * 16,))
+
+
+def _packed_geometry(d, sel: Selection) -> Optional[dict]:
+    """The packed operands' sizes (dmlvk/shaders/qconv_packed.glsl) if the cooperative-matrix
+    path runs this description on such a device, else None."""
+    caps = sel.capabilities
+    # The kernel's subgroups are 32 invocations (emulated ones are, whatever the device's size).
+    if (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
+            or not caps.int8_arithmetic
+            or not caps.emulated_cooperative_matrix and (
+                caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
+                or caps.max_subgroup_size not in (0, 32))):
+        return None
+    geo = d.conv_params()
+    n = geo["input"][0]
+    m, cg, kh, kw = geo["filter"]
+    mg, groups = m // d.group_count, d.group_count
+    if mg < sel["COOPMAT_MIN_CHANNELS"] or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"] or d.wide_taps():
+        return None
+    _, _, oh, ow = as_4d(d.output_grid(), 1)
+    (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+    cp = -(-cg // 32) * 32
+    hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
+    kp = -(-kh * kw * cp // 64) * 64
+    wm = 2 if mg <= 64 else 4
+    bm = 32 * wm
+    mp = -(-mg // bm) * bm
+    xp_bytes = n * hp * wp * groups * cp
+    wp_bytes = ((2 * m + 3) & ~3) * 4 + groups * mp * kp
+    if max(xp_bytes, wp_bytes) > sel["COOPMAT_MAX_PACKED_BYTES"]:
+        return None
+    pixels = n * oh * ow
+    tiles = groups * (mp // bm) * -(-pixels // 128)
+    steps = kp // 64
+    split, part_bytes = 1, 0
+    if sel.prefer("conv.coopmat.splitk", tiles < sel["SPLITK_BELOW"]) and steps >= 4:
+        split = min(steps // 2, -(-sel["SPLITK_TARGET"] // tiles))
+        pp = -(-pixels // 128) * 128
+        part_bytes = split * groups * (mp + 16) * pp * 4
+        if part_bytes > sel["SPLITK_MAX_PARTIAL_BYTES"]:
+            split, part_bytes = 1, 0
+    quad_items = n * hp * -(-wp // 4) * groups * cp // 16
+    return dict(wm=wm, bm=bm, mp=mp, xp_bytes=xp_bytes, wp_bytes=wp_bytes, quad_items=quad_items,
+                pixels=pixels, tiles=tiles, split=split, part_bytes=part_bytes)
+
+
+def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
+    """A depthwise shader where one applies, else None: qlinear_conv_depthwise_rows.comp where
+    the input and output rows are word aligned (also for narrow groups: fewer than
+    COOPMAT_MIN_INPUT_CHANNELS input channels a group, at most DEPTHWISE_ROW_MAX_TAPS products
+    an output; walking down the output rows where DEPTHWISE_WALK_* allow it; with packed dot
+    products where DEPTHWISE_DOT* allow it; on devices with these capabilities, None: any),
+    else, for depthwise layers, qlinear_conv_depthwise.comp where its tile fits."""
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    depthwise = cg == 1 and m == d.group_count
+    if not (depthwise or 1 < cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]) or d.wide_taps():
+        return None
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+    spec, push = _spec_push(d)
+    slots = (INPUT, FILTER, PARAMS, OUTPUT)
+    n_in, c_in, h_in, w_in = as_4d(d.input_tensor.effective_strides, 0)
+    word_rows = w_in == 1 and all(s % 4 == 0 for s in (n_in, c_in, h_in))
+    strides = as_4d(d.output_tensor.effective_strides, 0)
+    whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
+    shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
+    caps = sel.capabilities
+    cpu = caps is not None and caps.cpu_kernels
+    dot = (caps is not None and caps.integer_dot_product and kw <= 4 and dw == 1
+           and sel.prefer("conv.depthwise.dot", sel["DEPTHWISE_DOT_ON_CPU"] or not cpu))
+    # Input columns of a window row: with dot products, each output's 4 bytes from its first tap.
+    columns = lambda o: (o - 1) * sw + (4 if dot else (kw - 1) * dw + 1)
+    words = lambda o: (shift + columns(o) + 3) // 4    # of a window row
+    walk, rows = sel["DEPTHWISE_WALK_OUTPUTS"], 1
+    on_cpu = cpu and not sel["DEPTHWISE_WALK_ON_CPU"]
+    if ((sh, dh) == (1, 1) and not on_cpu and kh * walk <= 64
+            and max(kh, 2 * cg) * words(walk) <= sel["DEPTHWISE_ROW_WORDS"]):
+        # walking: KH rows of sums, this input row's words and the next one's in registers
+        opt = walk
+        per_row = n * m * -(-ow // opt)      # invocations with one output row each
+        rows = -(-oh // min(oh, -(-sel["DEPTHWISE_WALK_INVOCATIONS"] // per_row)))
+    else:
+        # outputs an invocation: the most whose window rows fit its registers
+        opt = next((o for o in (32, 16, 8, 4) if kh * words(o) <= sel["DEPTHWISE_ROW_WORDS"]), None)
+    if (word_rows and whole_words and opt is not None and cg * kh * kw <= sel["DEPTHWISE_ROW_MAX_TAPS"]
+            and sel.may("conv.depthwise.rows", "conv.depthwise.dot")):
+        return TABLE["conv.depthwise.dot" if dot else "conv.depthwise.rows"].kernel(spec=spec + (sw, dw, shift, opt, 0, cg, rows),
+                      push=push, count=n * m * -(-oh // rows) * -(-ow // opt), slots=slots, local_size=128,
+                      defines=(("DOT", 1),) if dot else ())
+    if not depthwise:
+        return None
+    th, tw = sel["DEPTHWISE_TILE"]
+    # Word-aligned input rows are read a word at a time, from up to 3 columns early.
+    row = (tw - 1) * sw + (kw - 1) * dw + 1
+    row = (row + 6) & ~3 if word_rows else row
+    tile = ((th - 1) * sh + (kh - 1) * dh + 1) * row + kh * kw
+    if tile > sel["DEPTHWISE_TILE_MAX"]:
+        return None
+    tiles = n * m * -(-oh // th) * -(-ow // tw)
+    return TABLE["conv.depthwise.tile"].kernel(spec=spec + (0, int(whole_words), tile, int(word_rows)),
+                  push=push, count=tiles * 256, slots=slots, local_size=256)
+
+
+def _packed_output(d) -> bool:
+    """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""
+    n, m, oh, ow = as_4d(d.output_grid(), 1)
+    sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
+    return ((oh * ow) % 4 == 0 and sw == 1 and (oh == 1 or sh == ow) and sm == oh * ow
+            and (n == 1 or sn == m * oh * ow))

@@ -1,0 +1,85 @@
+"""What the lab's tools share: where the benchmarks live, progress lines, chart files, names."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent          # the dmlvk source tree
+BENCH_DIR = ROOT / "benchmarks"
+
+
+def prog(command: str) -> str:
+    """How the user called a tool: through the dmlvk command, or python -m dmlvk_lab."""
+    return f"dmlvk {command}" if sys.argv and sys.argv[0].rstrip("/").endswith("dmlvk") else \
+        f"python -m dmlvk_lab {command}"
+
+
+class Progress:
+    """One line on the terminal: label, bar, count."""
+
+    def __init__(self, total: int, label: str, stream=sys.stderr):
+        self.total, self.done, self.label, self.stream = max(total, 1), 0, label, stream
+        self.tty = stream.isatty()
+
+    def step(self, what: str = "") -> None:
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / self.total)
+        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {what}"
+        if self.tty:
+            self.stream.write("\r" + line[:118].ljust(118))
+            if self.done >= self.total:
+                self.stream.write("\n")
+        elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+# ---- dmlvk measurements -------------------------------------------------------------------------
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
+
+
+def pyplot():
+    """matplotlib.pyplot on its file-only backend, or None (and a line on stderr) without it."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no charts", file=sys.stderr)
+        return None
+    return plt
+
+
+def save_chart(plt, fig, path: Path, dpi: int = 110) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def short(a: np.ndarray, n: int = 8) -> str:
+    flat = a.ravel()
+    head = ",".join(str(v) for v in flat[:n])
+    return f"[{head}{',...' if flat.size > n else ''}]"
+
+
+def run_depth_space_example(device, ex):
+    """Run one documented example through the DirectML-shaped API; returns the output array."""
+    import dmlvk
+    descs = {"DEPTH_TO_SPACE": dmlvk.DepthToSpaceDesc, "SPACE_TO_DEPTH": dmlvk.SpaceToDepthDesc,
+             "DEPTH_TO_SPACE1": dmlvk.DepthToSpace1Desc, "SPACE_TO_DEPTH1": dmlvk.SpaceToDepth1Desc}
+    dt = dmlvk.DataType.from_numpy(ex.input.dtype)
+    args = [dmlvk.TensorDesc(dt, ex.input.shape), dmlvk.TensorDesc(dt, ex.expected.shape), ex.block_size]
+    if ex.operator.endswith("1"):
+        args.append(ex.order)
+    op = device.create_operator(descs[ex.operator](*args))
+    out = np.zeros_like(ex.expected)
+    op.execute(inputs=[ex.input], outputs=[out])
+    return out
