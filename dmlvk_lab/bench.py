@@ -1,5 +1,5 @@
 """Benchmark harness: dmlvk's operators against the device's own copy bandwidth and against the
-peers users would otherwise pick (each peer in its own process: see dmlvk/bench_peers.py).
+peers users would otherwise pick (each peer in its own process: see dmlvk_lab/bench_peers.py).
 
     python -m dmlvk bench [--device N] [--out DIR] [--sizes MiB,...] [--repeats R] [--no-peers]
 
@@ -415,8 +415,8 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches, rounds:
 # ---- peers --------------------------------------------------------------------------------------
 
 def run_peer(peer: str, spec: dict, timeout: int = 900) -> dict:
-    """Run dmlvk/bench_peers.py for one peer in its own process; {'skipped': why} if unavailable."""
-    cmd = [sys.executable, "-m", "dmlvk.bench_peers", peer, json.dumps(spec)]
+    """Run dmlvk_lab/bench_peers.py for one peer in its own process; {'skipped': why} if unavailable."""
+    cmd = [sys.executable, "-m", "dmlvk_lab.bench_peers", peer, json.dumps(spec)]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -633,7 +633,7 @@ def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
 
 
 def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool) -> dict:
-    """Only the quantized model's frames per second (dmlvk/bench_models.py)."""
+    """Only the quantized model's frames per second (dmlvk_lab/bench_models.py)."""
     from . import bench_models
     timer = Timer(device, 10, warm_s)
     shapes = [(135, 240), (270, 480)] if cpu else bench_models.SHAPES

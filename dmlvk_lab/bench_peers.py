@@ -1,5 +1,5 @@
-"""Peer measurements for dmlvk.bench, one peer per process (importing torch next to Kompute has
-crashed): python -m dmlvk.bench_peers PEER JSON-SPEC. Prints one JSON line; exits non-zero with a
+"""Peer measurements for dmlvk_lab.bench, one peer per process (importing torch next to Kompute has
+crashed): python -m dmlvk_lab.bench_peers PEER JSON-SPEC. Prints one JSON line; exits non-zero with a
 reason on stderr when the peer is not installed or has no device."""
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def torch_peer(spec: dict) -> dict:
         torch.cuda.empty_cache()
     espcn = []
     for e in spec.get("espcn", []):
-        # the same network as dmlvk.onnx_models.espcn, float16, channels_last, cuDNN
+        # the same network as dmlvk_lab.onnx_models.espcn, float16, channels_last, cuDNN
         r = e["scale"]
         net = torch.nn.Sequential(torch.nn.Conv2d(1, 64, 5, padding=2), torch.nn.ReLU(),
                                   torch.nn.Conv2d(64, 32, 3, padding=1), torch.nn.ReLU(),
@@ -209,7 +209,7 @@ PEERS = {"torch": torch_peer, "onnxruntime": onnxruntime_peer, "ncnn": ncnn_peer
 
 def main(argv) -> int:
     if len(argv) != 2 or argv[0] not in PEERS:
-        print(f"usage: python -m dmlvk.bench_peers {{{'|'.join(PEERS)}}} JSON", file=sys.stderr)
+        print(f"usage: python -m dmlvk_lab.bench_peers {{{'|'.join(PEERS)}}} JSON", file=sys.stderr)
         return 2
     try:
         res = PEERS[argv[0]](json.loads(argv[1]))

@@ -1,4 +1,4 @@
-"""A fuzzer over operator descriptions: python -m dmlvk.fuzz [--cases N] [--seed S] [--chunk C].
+"""A fuzzer over operator descriptions: python -m dmlvk_lab.fuzz [--cases N] [--seed S] [--chunk C].
 
 Each case starts from a valid random description of one of the five operators and mutates none,
 one or two of its fields (sizes, strides, total sizes, data types, flags, feature level, block size,
@@ -237,7 +237,7 @@ def fuzz(cases: int, seed: int, chunk: int = 100, timeout: float = 300.0, progre
     tally, failures = {}, []
     for first in range(0, cases, chunk):
         count = min(chunk, cases - first)
-        cmd = [sys.executable, "-m", "dmlvk.fuzz", "--child", str(first), str(count), "--seed", str(seed)]
+        cmd = [sys.executable, "-m", "dmlvk_lab.fuzz", "--child", str(first), str(count), "--seed", str(seed)]
         env = dict(os.environ)
         pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -271,7 +271,7 @@ def fuzz(cases: int, seed: int, chunk: int = 100, timeout: float = 300.0, progre
             rest = [i for i in range(first, first + count) if i not in done and i != bad]
             if rest:   # the cases after the crash still run
                 for i in rest:
-                    r = subprocess.run([sys.executable, "-m", "dmlvk.fuzz", "--child", str(i), "1", "--seed", str(seed)],
+                    r = subprocess.run([sys.executable, "-m", "dmlvk_lab.fuzz", "--child", str(i), "1", "--seed", str(seed)],
                                        capture_output=True, text=True, timeout=timeout, env=env)
                     recs = [json.loads(x) for x in r.stdout.splitlines() if x.startswith('{"case"')]
                     kind = recs[0]["outcome"].split(":")[0] if recs and r.returncode == 0 else "crash or hang"
@@ -285,7 +285,7 @@ def fuzz(cases: int, seed: int, chunk: int = 100, timeout: float = 300.0, progre
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m dmlvk.fuzz", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m dmlvk_lab.fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=200, help="cases per child process (default 200)")

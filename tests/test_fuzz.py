@@ -1,4 +1,4 @@
-"""The description fuzzer (dmlvk/fuzz.py): a few hundred cases in child processes, so a crash or
+"""The description fuzzer (dmlvk_lab/fuzz.py): a few hundred cases in child processes, so a crash or
 a hang fails the test and prints its case."""
 import json
 

@@ -114,3 +114,8 @@ def test_a_forced_variant_is_checked():
 def dmlvk_desc(sizes):
     from dmlvk import DataType, TensorDesc
     return TensorDesc(DataType.FLOAT32, sizes)
+
+
+def test_the_kernels_document_is_the_tables():
+    from dmlvk_lab import kernels_doc
+    assert kernels_doc.OUT.read_text() == kernels_doc.render(), "python -m dmlvk_lab.kernels_doc"

@@ -127,7 +127,7 @@ def test_directml_level_strided_tensors(device, rng, m):
         TensorDesc(I8, (n, m, oh, ow), (oh * ow * m, 1, ow * m, m)),
         strides=(1, 2), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 0), group_count=2)
     op = device.create_operator(desc)
-    assert desc.kernel().shader == ("qlinear_conv_gemm" if m // 2 >= 8 else "qlinear_conv")
+    assert desc.plan()[0][0].variant == ("conv.gemm" if m // 2 >= 8 else "conv.direct")
     f32 = lambda v: np.array([v], np.float32)
     bind = [x, f32(0.04), np.array([120, 0, 0, 0], np.uint8), w_padded, scale_ws,
             np.array([zp_w, 0, 0, 0], np.int8), bias, f32(0.3), np.array([-5, 0, 0, 0], np.int8)]

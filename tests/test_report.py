@@ -74,7 +74,7 @@ def test_report_contents(report):
 def test_saved_directml_answers_give_the_same_comparison(report, device):
     """--directml-save / --directml-load: another machine (a GPU without Wine) compares its outputs
     with the same answers of DirectML's."""
-    from dmlvk import report as rpt
+    from dmlvk_lab import report as rpt
     out, rep = report
     if not rep["directml"]["ran"]:
         pytest.skip("the DirectML oracle is not set up (tests/test_directml.py says why)")

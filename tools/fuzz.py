@@ -1,4 +1,4 @@
-"""The description fuzzer: python tools/fuzz.py --cases N --seed S (see dmlvk/fuzz.py)."""
+"""The description fuzzer: python tools/fuzz.py --cases N --seed S (see dmlvk_lab/fuzz.py)."""
 import os
 import sys
 

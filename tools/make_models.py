@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import onnx  # noqa: E402
 
-from dmlvk import onnx_models as m  # noqa: E402
+from dmlvk_lab import onnx_models as m  # noqa: E402
 
 
 def main(argv):

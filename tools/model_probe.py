@@ -11,7 +11,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from dmlvk import Device, onnx_models  # noqa: E402
+from dmlvk import Device  # noqa: E402
+from dmlvk_lab import onnx_models  # noqa: E402
 from dmlvk_lab.bench import Timer  # noqa: E402
 from dmlvk.onnx import InferenceSession  # noqa: E402
 

@@ -13,7 +13,8 @@ from typing import List, Optional
 import numpy as np
 
 import dmlvk
-from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError, fuzz
+from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
+from dmlvk_lab import fuzz
 from dmlvk.tensor import has_overlap
 
 import oracle

@@ -16,7 +16,7 @@ from ...runtime.device import Kernel
 from ...tensor import element_extent_bytes, nested_order, packed_strides
 from ..variants import Selection, Table, Variant
 
-H200 = "NVIDIA H200 (Vulkan, driver 570)"
+H200 = "NVIDIA H200, driver 580.159.04"
 _COMMON = ("ELEM_BYTES", "BLOCK", "D2S", "ORDER")
 _ROWS = _COMMON + ("K", "CHUNKS", "STAGED", "SUBGROUP_STAGED", "FLAT", "BLOCK_ROW_MAJOR")
 _NHWC = _COMMON + ("VEC_BYTES", "BLOCKS", "SEG", "TILE_WORDS", "UNIT_BYTES", "LOADS", "UNIT_LOADS", "DEPTH_TILE",

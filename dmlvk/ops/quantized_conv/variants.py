@@ -14,7 +14,7 @@ from ...runtime.device import Kernel
 from ..variants import Selection, Table, Variant
 from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, WP, XP, as_4d
 
-H200 = "NVIDIA H200 (Vulkan, driver 570)"
+H200 = "NVIDIA H200, driver 580.159.04"
 LAVAPIPE = "lavapipe (Mesa 22.3.6, 2 cores)"
 _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kernel's first six
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")

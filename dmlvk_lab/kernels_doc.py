@@ -1,0 +1,70 @@
+"""docs/kernels.md, generated from the operators' variant tables: python -m dmlvk_lab.kernels_doc
+(writes it; --check exits 1 where the committed file differs)."""
+from __future__ import annotations
+
+import sys
+
+from dmlvk.ops import depth_space, quantized_conv
+
+from .common import ROOT
+
+OUT = ROOT / "docs" / "kernels.md"
+TABLES = (depth_space.TABLE, quantized_conv.TABLE)
+
+
+def _cell(value) -> str:
+    return str(value).replace("|", "\\|")
+
+
+def render() -> str:
+    out = ["# Kernels", "",
+           "Generated from the operators' variant tables (`dmlvk/ops/*/variants.py`) by "
+           "`python -m dmlvk_lab.kernels_doc`; edit the tables, not this file.", "",
+           "A variant is one way an operator runs: a shader (`dmlvk/shaders/<shader>.comp`) with named "
+           "specialization constants. Each operator's selection tries its variants as the table orders "
+           "them; the layout decides what can run, the measurements what does. "
+           "`Device.create_operator(desc, force=NAME)` runs one by name, `tuning={NUMBER: value}` "
+           "changes a number, `tuning={NAME: False}` leaves a variant out; `DMLVK_VARIANT=NAME` forces "
+           "one for every operator that has it. Steps are kernels that run as part of another "
+           "variant's plan.", ""]
+    for table in TABLES:
+        out += [f"## {table.operator}", "", "| variant | shader | what it does | needs |", "|---|---|---|---|"]
+        for v in table:
+            what = _cell(v.summary) + (f" (a step of `{v.step_of}`)" if v.step_of else "")
+            out.append(f"| `{v.name}` | `{v.shader}` | {what} | {', '.join(v.requires) or '-'} |")
+        out.append("")
+        for v in table:
+            out += [f"### `{v.name}`", "", _cell(v.summary) + ".", ""]
+            consts = ", ".join(f"{i} `{n}`" for i, n in enumerate(v.spec, 1) if n is not None)
+            out.append(f"- shader `{v.shader}.comp`; specialization constants {consts}")
+            builds = [", ".join(f"{k}={val}" for k, val in d) or "no defines" for d in v.builds]
+            if builds:
+                out.append(f"- compiled as: {'; '.join(builds)}")
+            if v.requires:
+                out.append(f"- requires: {', '.join(v.requires)}")
+            if v.tuning:
+                out.append("- tuning: " + ", ".join(f"`{k}` = {_cell(val)}" for k, val in v.tuning.items()))
+            if v.measured:
+                out.append(f"- measured ({v.measured_on or 'device not recorded'}): {_cell(v.measured)}")
+            elif v.measured_on:
+                out.append(f"- measured on: {v.measured_on}")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = render()
+    if "--check" in argv:
+        current = OUT.read_text() if OUT.exists() else ""
+        if current != text:
+            print(f"{OUT} is not what the variant tables give: python -m dmlvk_lab.kernels_doc", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
