@@ -36,7 +36,7 @@ import numpy as np
 
 from .enums import DataType, DepthSpaceOrder
 from .arrays import resolve_device
-from .runtime.commands import Program
+from .runtime.commands import CommandList
 from .runtime.device import Buffer, Device
 
 DEVICE_OPS = {"QLinearConv", "ConvInteger", "DepthToSpace", "SpaceToDepth"}
@@ -288,6 +288,17 @@ class InferenceSession:
             self._plans.move_to_end(key)
             values = plan.run(feeds)
         return [values[n] for n in names]
+
+    def device_work(self, input_feed: dict) -> tuple:
+        """(Program, dispatches, step kinds) of the plan that run() made for inputs like these (run
+        them once first): the first device stretch's recorded submission, its (Kernel, Buffers)
+        dispatches, and the plan's steps in order ("device", "host", "view"). For benchmarks and
+        probes, which time the device's part alone."""
+        plan = self._plans.get(_plan_key({k: v for k, v in input_feed.items()}))
+        if plan is None:
+            raise ValueError("no plan for these inputs: run the session with them first")
+        program, dispatches = plan.device_work()
+        return program, dispatches, [kind for kind, _ in plan.steps]
 
 
 def _plan_key(feeds: dict, outputs: Optional[dict] = None) -> tuple:
@@ -636,8 +647,8 @@ class _Plan:
         """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
         what the benchmark and tools/model_probe.py time."""
         index = next(i for i, (kind, _) in enumerate(self.steps) if kind == "device")
-        made = self._programs[index]
-        return made[0], made[-1]
+        commands = self._programs[index][0]
+        return commands.program, commands.dispatches
 
     def _host(self, values: dict, name: str) -> np.ndarray:
         v = values[name]
@@ -646,7 +657,7 @@ class _Plan:
             if not v.staged:                      # Buffer.read copies it out of staging itself
                 v = values[name] = v.buffer.read()[:nbytes].view(v.dtype).reshape(v.shape)
                 return v
-            staged = v.buffer._host[:nbytes].view(v.dtype).reshape(v.shape)
+            staged = v.buffer.host[:nbytes].view(v.dtype).reshape(v.shape)
             v = values[name] = np.empty_like(staged)
             _copy(v, staged)
         return v
@@ -657,22 +668,18 @@ class _Plan:
         made = self._programs.get(index)
         if made is None:
             made = self._programs[index] = self._record(index, calls, values)
-        prog, uploads, produced, bound, _ = made
+        commands, uploads, produced = made
         for name, buf in uploads:
             raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
-            _copy(buf._host[:raw.size], raw)
-        for call in bound:
-            call.prepare()
-        prog.run()
-        for name, dv in produced.items():
-            dv.buffer.version += 1
-            values[name] = dv
+            _copy(buf.host[:raw.size], raw)
+        commands.execute()
+        values.update(produced)
 
     def _record(self, index: int, calls: list, values: dict):
         dev = self.device
         bufs: Dict[str, _Dev] = {}
         uploads = []
-        bound, dispatches, param_uploads = [], [], []
+        commands = CommandList(dev)
         for op, bind, n in calls:
             src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
             if op is None:        # a re-view: the same Buffer
@@ -690,10 +697,7 @@ class _Plan:
             if given is not None:
                 _check_given(n.outputs[0], shape, dtype, given)
             y = bufs[n.outputs[0]] = _Dev(Buffer(dev, od.total_bytes) if given is None else given.buffer, shape, dtype)
-            call = op.bind([x.buffer] + bind[1:], [y.buffer])
-            bound.append(call)
-            dispatches += call.dispatches
-            param_uploads += call.uploads
+            commands.record(op, [x.buffer] + bind[1:], [y.buffer])
         produced = {n.outputs[0]: bufs[n.outputs[0]] for _, _, n in calls}
         for name, d in produced.items():
             values[name] = d
@@ -703,8 +707,8 @@ class _Plan:
             if d.buffer not in downloads:
                 produced[name] = dataclasses.replace(d, staged=False)
                 values[name] = produced[name]
-        prog = Program(dev, dispatches, uploads=[b for _, b in uploads] + param_uploads, downloads=downloads)
-        return prog, uploads, produced, bound, dispatches
+        commands.transfer(uploads=[b for _, b in uploads], downloads=downloads)
+        return commands, uploads, produced
 
     def _needed_after(self, index: int) -> set:
         """Names read by host steps after step `index`, and the graph's outputs not bound to the

@@ -251,7 +251,7 @@ def measure_depth_space(timer: Timer, cases, progress: Progress, check: bool, ro
             "case": case[0], "op": "DEPTH_TO_SPACE1" if case[1] else "SPACE_TO_DEPTH1",
             "data_type": case[2].dml_name, "element_bytes": case[2].bits // 8, "block": case[3],
             "order": case[4].name, "input_sizes": list(desc.input_tensor.sizes), "layout": case[6],
-            "bytes": nbytes, "shader": op.kernels[0].shader, **t, "host_to_host_s": host_s,
+            "bytes": nbytes, "shader": op.kernels[0].shader, "variant": op.kernels[0].variant, **t, "host_to_host_s": host_s,
             "gbps": 2 * nbytes / t["median_s"] / 1e9, "copy_gbps": copy_gbps, "remeasured": 0,
         })
         if case[6] == "nhwc_gapped":
@@ -407,7 +407,8 @@ def measure_conv(timer: Timer, progress: Progress, check: bool, batches, rounds:
         rows.append({"layer": layer[0], "shape": list(layer[1:]), "ops": ops, **t, "round_medians_s": meds,
                      "tops": ops / t["median_s"] / 1e12, "bytes": nbytes,
                      "gbps": nbytes / t["median_s"] / 1e9, "copy_gbps": 2 * copy_n / copy["median_s"] / 1e9,
-                     "shader": "+".join(k.shader for k in op.kernels)})
+                     "shader": "+".join(k.shader for k in op.kernels),
+                     "variant": "+".join(k.variant for k in op.kernels)})
         progress.step(layer[0])
     return rows
 
@@ -455,7 +456,7 @@ def markdown(result: dict) -> str:
                 "'% of copy': against that paired copy; '% of best copy': against the fastest copy of that size "
                 "in the run; 'clock': the paired copy as % of that best (below 90 % the GPU had lowered its "
                 "clocks, and the case was measured again: 'again').", "",
-                "| case | operator | type | B | order | kernel | GB/s | copy GB/s | % of copy | % of best copy | clock | again | torch GB/s | dmlvk / torch |",
+                "| case | operator | type | B | order | variant | GB/s | copy GB/s | % of copy | % of best copy | clock | again | torch GB/s | dmlvk / torch |",
                 "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         best = _best_copies(ds)
         for r in ds:
@@ -465,7 +466,7 @@ def markdown(result: dict) -> str:
             rerun = f" (re-run {r['rerun'][:16]})" if r.get("rerun") else ""
             out.append(f"| {r['case']}{' (NHWC)' if r['layout'] == 'nhwc' else ''}{rerun} | {r['op']} | "
                        f"{r['data_type'].replace('DML_TENSOR_DATA_TYPE_', '')} | {r['block']} | {r['order']} | "
-                       f"{r.get('shader', '')} | {r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | "
+                       f"{r.get('variant') or r.get('shader', '')} | {r['gbps']:.0f} | {r['copy_gbps']:.0f} | {r['pct_of_copy']:.1f} | "
                        f"{100 * r['gbps'] / best[r['bytes']]:.1f} | {clock:.0f} % | {r.get('remeasured', '')} | " + torch_cols)
         out.append("")
         gapped = [r for r in ds if r.get("layout_copy_gbps")]
@@ -488,12 +489,12 @@ def markdown(result: dict) -> str:
                 "dispatches and between executions, their waits counted. "
                 "Each layer's best of its rounds (passes over all layers). GB/s: input read + output written; "
                 "copy: a same-size copy timed next to the layer.", "",
-                "| layer | kernels | dmlvk ms | dmlvk TOPS | GB/s (% of copy) | peers (TOPS) |",
+                "| layer | variants | dmlvk ms | dmlvk TOPS | GB/s (% of copy) | peers (TOPS) |",
                 "| --- | --- | ---: | ---: | ---: | --- |"]
         for r in cv:
             peers = ", ".join(f"{k} {_sig(v)} (dmlvk {_sig(r['tops'] / v)}x)" for k, v in r.get("peers", {}).items())
             bw = f"{r['gbps']:.0f} ({100 * r['gbps'] / r['copy_gbps']:.0f} %)" if "copy_gbps" in r else ""
-            out.append(f"| {r['layer']} | {r.get('shader', '')} | {r['median_s'] * 1e3:.3f} | {_sig(r['tops'])} | "
+            out.append(f"| {r['layer']} | {r.get('variant') or r.get('shader', '')} | {r['median_s'] * 1e3:.3f} | {_sig(r['tops'])} | "
                        f"{bw} | {peers} |")
         out.append("")
     hh = [r for r in ds if r.get("ncnn_host_to_host_s") and r.get("host_to_host_s")]

@@ -42,12 +42,12 @@ def measure_runtime(device: Device, rounds: int = 15, calls: int = 200, warm: Ca
     def raw_blocking():
         set_fence_spin_us(0)
         try:
-            raw._seq.eval()
+            raw.sequence.eval()
         finally:
             set_fence_spin_us(None)
 
     paths: Dict[str, Callable] = {
-        "raw_kp_eval": raw._seq.eval,              # the kp-level probe: no dmlvk code on the path
+        "raw_kp_eval": raw.sequence.eval,              # the kp-level probe: no dmlvk code on the path
         "raw_kp_eval_blocking": raw_blocking,      # the same with the fence poll turned off
         "device_buffers": lambda: d2s.execute([a], [b]),
         "host_arrays": lambda: d2s.execute([x], [out]),

@@ -29,7 +29,7 @@ FIELDS = ("'Input'", "'Output'", "'Filter'", "'InputScale'", "'InputZeroPoint'",
 
 # ---- generation -----------------------------------------------------------------------------------
 
-def _layout(rng, sizes) -> Optional[list]:
+def random_layout(rng, sizes) -> Optional[list]:
     """None (packed), packed with gaps, or permuted with gaps."""
     kind = rng.integers(0, 3)
     if kind == 0:
@@ -43,7 +43,7 @@ def _layout(rng, sizes) -> Optional[list]:
 
 
 def _tensor(rng, dt, sizes) -> dict:
-    return {"dt": int(dt), "sizes": list(sizes), "strides": _layout(rng, sizes), "total": None, "flags": 0}
+    return {"dt": int(dt), "sizes": list(sizes), "strides": random_layout(rng, sizes), "total": None, "flags": 0}
 
 
 def generate(rng) -> dict:
@@ -132,7 +132,7 @@ def _mutate(rng, case) -> None:
 
 # ---- running ------------------------------------------------------------------------------------
 
-def _desc(case):
+def description(case):
     """The dmlvk description of a case (TypeError/ValueError for malformed Python values)."""
     import dmlvk
     from dmlvk.tensor import TensorDesc
@@ -163,7 +163,7 @@ def run_case(case, devices: dict, rng) -> str:
     from dmlvk.enums import FeatureLevel
     from dmlvk.tensor import has_overlap
     try:
-        desc = _desc(case)
+        desc = description(case)
         level = FeatureLevel(case["level"])
         dev = devices.get(level) or devices.setdefault(level, dmlvk.Device(feature_level=level))
         op = dev.create_operator(desc)

@@ -119,3 +119,9 @@ def dmlvk_desc(sizes):
 def test_the_kernels_document_is_the_tables():
     from dmlvk_lab import kernels_doc
     assert kernels_doc.OUT.read_text() == kernels_doc.render(), "python -m dmlvk_lab.kernels_doc"
+
+
+def test_the_convolution_push_block_is_declared_once():
+    from dmlvk.ops.quantized_conv.layout import PUSH
+    from dmlvk.ops.variants import declared_push_block
+    assert declared_push_block(compiler.SHADER_DIR / "qconv_common.glsl") == list(PUSH) + [("items", 1), ("first", 1)]

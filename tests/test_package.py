@@ -75,13 +75,13 @@ def test_kernels_ask_only_for_declared_variants(device, portable_device):
     """Every (shader, defines) the operators choose, over many descriptions and both capability
     sets, is one the build compiles."""
     import numpy as np
-    from dmlvk_lab.fuzz import _desc, generate
+    from dmlvk_lab.fuzz import description, generate
     from dmlvk.runtime.compiler import VARIANTS
     seen = set()
     for dev in (device, portable_device):
         for i in range(400):
             try:
-                op = dev.create_operator(_desc(generate(np.random.default_rng([5, i]))))
+                op = dev.create_operator(description(generate(np.random.default_rng([5, i]))))
             except (ValueError, TypeError):
                 continue
             seen |= {(k.shader, tuple(k.defines)) for k in op.kernels}

@@ -43,7 +43,7 @@ def s2d_op(device, c=4, h=16, w=16, b=2):
 def test_capabilities_are_what_the_device_enabled(device):
     caps = device.capabilities
     assert isinstance(caps, Capabilities)
-    enabled = set(device._mgr.enabled_features())
+    enabled = set(device.manager.enabled_features())
     # the subgroup shuffles are a device property, listed with the features where it has them
     if device.info.subgroup_shuffle:
         enabled.add(SUBGROUP_SHUFFLE)
@@ -60,7 +60,7 @@ def test_capabilities_hidden_by_the_environment():
     p = run_python("""
         import dmlvk
         d = dmlvk.Device()
-        print(sorted(d.capabilities.features), sorted(d._mgr.enabled_features()) != [])
+        print(sorted(d.capabilities.features), sorted(d.manager.enabled_features()) != [])
     """, {"DMLVK_DISABLE_FEATURES": "all"})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[] True"
@@ -486,8 +486,8 @@ def test_timing_repeats_share_one_pipeline_per_dispatch(device, rng, monkeypatch
     op = device.create_operator(desc)
     src, dst = device.upload(x), device.buffer(2 * 12 * 12 * 4)
     made = []
-    real = type(device)._algorithms
-    monkeypatch.setattr(type(device), "_algorithms", lambda self, k, t: made.append(k) or real(self, k, t))
+    real = type(device).algorithms
+    monkeypatch.setattr(type(device), "algorithms", lambda self, k, t: made.append(k) or real(self, k, t))
     seconds = op.time([src], [dst], 50)
     assert len(seconds) == 50 and all(s > 0 for s in seconds)
     assert len(made) == 2 * len(op.kernels)     # one execution first (it stages), then the timed program

@@ -31,19 +31,19 @@ op = dev.create_operator(dmlvk.DepthToSpace1Desc(TD(DT.FLOAT32, (1, 4, 2, 2)), T
                                                  O.DEPTH_COLUMN_ROW))
 a, b = dev.upload(np.arange(16, dtype=np.float32)), dev.buffer(64)
 one = Program(dev, [(op.kernels[0], (a, b))], barriers=False)
-barrier_only = dev._mgr.sequence()
+barrier_only = dev.manager.sequence()
 barrier_only.record(kp.OpPipelineBarrier(0x40, 0x20, 0x800, 0x800))
 for spin in (0, 50, 200, 1000):
     set_fence_spin_us(spin)
-    print(f"spin {spin:4d} us: one dispatch {best_median(one._seq.eval):6.1f} us, "
+    print(f"spin {spin:4d} us: one dispatch {best_median(one.sequence.eval):6.1f} us, "
           f"barrier only {best_median(barrier_only.eval):6.1f} us")
 set_fence_spin_us(None)
 sub, wait = [], []
 for _ in range(2000):
     t0 = time.perf_counter()
-    one._seq.eval_async()
+    one.sequence.eval_async()
     t1 = time.perf_counter()
-    one._seq.eval_await()
+    one.sequence.eval_await()
     t2 = time.perf_counter()
     sub.append(t1 - t0)
     wait.append(t2 - t1)

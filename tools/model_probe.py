@@ -12,6 +12,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from dmlvk import Device  # noqa: E402
+from dmlvk.runtime.commands import time as time_dispatches  # noqa: E402
 from dmlvk_lab import onnx_models  # noqa: E402
 from dmlvk_lab.bench import Timer  # noqa: E402
 from dmlvk.onnx import InferenceSession  # noqa: E402
@@ -28,11 +29,11 @@ def main():
                                device=dev)
     x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
     session.run(None, {"x": x})
-    _, dispatches = next(iter(session._plans.values())).device_work()
+    _, dispatches, _ = session.device_work({"x": x})
     timer = Timer(dev, 10, 0.3)
     print(dev.name)
     for kernel, bufs in dispatches:
-        t = timer(lambda n: dev.time([(kernel, bufs)], n))["median_s"]
+        t = timer(lambda n: time_dispatches(dev, [(kernel, bufs)], n))["median_s"]
         print(f"{kernel.shader:28s} {kernel.count:10d} items  spec {kernel.spec}  {t * 1e6:8.1f} us")
 
 

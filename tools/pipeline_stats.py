@@ -104,7 +104,7 @@ class StatisticsDevice:
         self.info = info = infos[index]
         if EXTENSION not in info.extensions:
             raise RuntimeError(f"{info.name} does not list {EXTENSION}: its driver reports no pipeline statistics")
-        vk = self.vk = vkinfo._loader()
+        vk = self.vk = vkinfo.loader()
         vk.vkGetInstanceProcAddr.restype = _PTR
         vk.vkGetDeviceProcAddr.restype = _PTR
         self.instance = vkinfo.create_instance(vk)

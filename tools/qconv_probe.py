@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from dmlvk import Device, reference  # noqa: E402
 from dmlvk_lab.bench import Timer, conv_arguments, conv_layers, conv_ops  # noqa: E402
 from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
+from dmlvk.runtime.commands import time as time_dispatches  # noqa: E402
 from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
 
 
@@ -48,13 +49,8 @@ def main():
         whole = min(timer(lambda n: op.time(inputs, [out], n))["median_s"] for _ in range(a.rounds))
         serial = min(timer(lambda n: op.time(inputs, [out], n, barriers=True))["median_s"] for _ in range(a.rounds))
         parts = []
-        from dmlvk.ops.base import _Context
-        state = _Context()
-        bindings = op._checked_bindings(inputs, [out])
-        op._run(state, bindings)
-        slots, _, _ = op._stage(state, bindings)
-        for k, bufs in op._dispatches(slots):
-            best = min(timer(lambda n: dev.time([(k, bufs)], n))["median_s"] for _ in range(a.rounds))
+        for k, bufs in op.staged_dispatches(inputs, [out]):
+            best = min(timer(lambda n: time_dispatches(dev, [(k, bufs)], n))["median_s"] for _ in range(a.rounds))
             about = ""
             for ex in (kernel_statistics(stats, k) if stats is not None else ()):
                 about = " (" + ", ".join(f"{n}: {v}" for n, v in ex["statistics"].items()) + ")"

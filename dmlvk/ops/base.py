@@ -183,7 +183,7 @@ class CompiledOperator:
             data = self._parameters(srcs).view(np.uint8)
             if state.params is None:
                 state.params = self.device.staging_buffer(data.size)
-            state.params._host[:data.size] = data
+            state.params.host[:data.size] = data
             state.params_key = key
         return state.params
 
@@ -227,12 +227,12 @@ class CompiledOperator:
             n = d.total_bytes
             copy = not stage.host_visible       # else the shaders use the staging memory itself
             if slot < n_in:
-                stage._host[:n] = b[:n]
+                stage.host[:n] = b[:n]
                 uploads += [stage] * copy
             else:
                 span = self._out_span[slot - n_in]
                 if span is None:
-                    stage._host[:n] = b[:n]
+                    stage.host[:n] = b[:n]
                     uploads += [stage] * copy
                     span = n
                 downloads.append((stage, b, span))
@@ -264,7 +264,7 @@ class CompiledOperator:
             state.programs[key] = prog
         prog.run()
         for stage, raw, span in downloads:
-            raw[:span] = stage._host[:span]
+            raw[:span] = stage.host[:span]
         for b in bindings[len(self.input_descs):]:
             if isinstance(b, Buffer):
                 b.version += 1
@@ -282,6 +282,16 @@ class CompiledOperator:
             host_reads=[bindings[s] for s in self._param_slots if isinstance(bindings[s], Buffer)],
             prepare=lambda: self._refresh_parameters(state, bindings))
 
+    def staged_dispatches(self, inputs: Sequence, outputs: Sequence) -> list:
+        """(Kernel, Buffers) of each dispatch one execution over these bindings runs, after one
+        execution that stages host arrays into Buffers (and computes the result): what time() and
+        the probes time, kernel by kernel. Bindings as for execute()."""
+        bindings = self._checked_bindings(inputs, outputs)
+        state = _Context()
+        self._run(state, bindings)
+        slots, _, _ = self._stage(state, bindings)
+        return self._dispatches(slots)
+
     def time(self, inputs: Sequence, outputs: Sequence, repeats: int = 10, barriers: bool = False) -> List[float]:
         """GPU seconds of each of `repeats` back-to-back executions (timestamps around the
         dispatches; host transfers are not included). Bindings as for execute(); the outputs
@@ -290,12 +300,7 @@ class CompiledOperator:
         and count their waits; without them consecutive executions may overlap on the GPU."""
         if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-        bindings = self._checked_bindings(inputs, outputs)
-        state = _Context()
-        self._run(state, bindings)                # stages host arrays (and computes the result once)
-        slots, _, _ = self._stage(state, bindings)
-        return time_dispatches(self.device, self._dispatches(slots), repeats, barriers=barriers)
-
+        return time_dispatches(self.device, self.staged_dispatches(inputs, outputs), repeats, barriers=barriers)
 
 def array_layout(x: np.ndarray, name: str) -> TensorDesc:
     """The TensorDesc for an ndarray: its own strides where they are DirectML strides

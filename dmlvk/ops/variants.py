@@ -161,3 +161,19 @@ def check_against_shaders(table: Table, shader_dir: Path) -> list:
                 wrong.append(f"{v.name}: constant {i} is {name!r} in the table, "
                              f"{declared.get(i)!r} in {v.shader}.comp")
     return wrong
+
+
+_PUSH_BLOCK = re.compile(r"layout\s*\(\s*push_constant\s*\)\s*uniform\s+\w+\s*\{(.*?)\}", re.S)
+_WORDS = {"uint": 1, "int": 1, "float": 1, "uvec2": 2, "ivec2": 2, "uvec3": 3, "ivec3": 3, "uvec4": 4, "ivec4": 4}
+
+
+def declared_push_block(path: Path) -> list:
+    """[(name, words)] of the push-constant block a GLSL file declares."""
+    body = _PUSH_BLOCK.search(path.read_text()).group(1)
+    body = re.sub(r"//[^\n]*", "", body)
+    fields = []
+    for decl in body.split(";"):
+        parts = decl.split()
+        if len(parts) == 2:
+            fields.append((parts[1], _WORDS[parts[0]]))
+    return fields

@@ -44,14 +44,14 @@ class Program:
         for k, bufs in dispatches:
             key = (k, tuple(id(b) for b in bufs))
             if not timestamps or key not in shared:
-                shared[key] = device._algorithms(k, [b._tensor for b in bufs])
+                shared[key] = device.algorithms(k, [b.tensor for b in bufs])
             made.append(shared[key])
         self._algorithms = [[algo for algo, _ in m] for m in made]
         self._pushes = [[push for _, push in m] for m in made]
         ops = self._ops(dispatches, uploads, downloads)
-        with device._lock:
-            self._seq = device._mgr.sequence(total_timestamps=len(ops) if timestamps else 0)
-        device._made()
+        with device.lock:
+            self._seq = device.manager.sequence(total_timestamps=len(ops) if timestamps else 0)
+        device.note_made()
         self._record(ops)
         self._bound = (dispatches, uploads, downloads)
 
@@ -60,7 +60,7 @@ class Program:
         downloads."""
         ops = []
         if uploads:
-            ops.append(kp.OpTensorSyncDevice([b._tensor for b in uploads]))
+            ops.append(kp.OpTensorSyncDevice([b.tensor for b in uploads]))
         if self._barriers and dispatches:
             # Writes of earlier submissions or of the uploads above, before this program's shaders
             # read or overwrite them.
@@ -75,14 +75,14 @@ class Program:
             written.add(out)
             read |= ins
         if downloads:
-            ops.append(kp.OpTensorSyncLocal([b._tensor for b in downloads]))
+            ops.append(kp.OpTensorSyncLocal([b.tensor for b in downloads]))
         if any(b.host_visible for _, bufs in dispatches for b in bufs):
             # Shader writes to host-visible buffers, for the host to read after the fence.
             ops.append(kp.OpPipelineBarrier(_SHADER_WRITE, _HOST_READ, _STAGE_COMPUTE, _STAGE_HOST))
         return ops
 
     def _record(self, ops: list) -> None:
-        with self.device._lock:
+        with self.device.lock:
             self._seq.clear()
             for op in ops:
                 self._seq.record(op)
@@ -96,15 +96,20 @@ class Program:
         repeated dispatches share pipelines)."""
         if self._timestamps:
             raise RuntimeError("a Program recorded with timestamps cannot be rebound")
-        with self.device._lock:
+        with self.device.lock:
             for (_, bufs), algos in zip(dispatches, self._algorithms):
                 for algo in algos:
-                    algo.set_tensors([b._tensor for b in bufs])
+                    algo.set_tensors([b.tensor for b in bufs])
         self._record(self._ops(dispatches, uploads, downloads))
         self._bound = (dispatches, uploads, downloads)   # bound Buffers live as long as the program
 
     def run(self) -> None:
-        self.device._submit(self._seq)
+        self.device.submit(self._seq)
+
+    @property
+    def sequence(self):
+        """The recorded kp.Sequence (what a bare kp-level eval runs: the benchmark's floor)."""
+        return self._seq
 
     def op_seconds(self, with_barriers: bool = False) -> List[float]:
         """GPU seconds of each dispatch of the last run (a program recorded with timestamps);
@@ -153,6 +158,8 @@ class CommandList:
     def __init__(self, device: Device):
         self.device = device
         self._calls: List[BoundCall] = []
+        self._uploads: List[Buffer] = []
+        self._downloads: List[Buffer] = []
         self._program = None
         self._lock = threading.Lock()
         self._barriers = True       # tests turn them off to show that they are needed
@@ -181,6 +188,26 @@ class CommandList:
             self._program = None
         return self
 
+    def transfer(self, uploads: Sequence[Buffer] = (), downloads: Sequence[Buffer] = ()) -> "CommandList":
+        """Staging transfers in the same submission: the uploads' host staging (Buffer.host) is sent
+        to the device before the recorded operators run, the downloads' device memory read back
+        into it after them (for callers that fill and read the staging themselves)."""
+        with self._lock:
+            self._uploads += list(uploads)
+            self._downloads += list(downloads)
+            self._program = None
+        return self
+
+    @property
+    def dispatches(self) -> list:
+        """(Kernel, Buffers) of every recorded operator, in order."""
+        return [d for c in self._calls for d in c.dispatches]
+
+    @property
+    def program(self) -> "Program":
+        """The recorded submission (made at the first execute)."""
+        return self._program
+
     def execute(self) -> None:
         with self._lock:
             if not self._calls:
@@ -188,9 +215,9 @@ class CommandList:
             for c in self._calls:
                 c.prepare()
             if self._program is None:
-                self._program = Program(self.device, [d for c in self._calls for d in c.dispatches],
-                                        uploads=[b for c in self._calls for b in c.uploads],
-                                        barriers=self._barriers)
+                self._program = Program(self.device, self.dispatches,
+                                        uploads=self._uploads + [b for c in self._calls for b in c.uploads],
+                                        downloads=self._downloads, barriers=self._barriers)
             self._program.run()
             for c in self._calls:
                 for b in c.outputs:

@@ -191,14 +191,14 @@ class Device:
         self.index = int(index)
         self.info = infos[self.index]
         self.supported_data_types: frozenset = _data_types(type_support, self.info)
-        self._lock = threading.RLock()      # the queue, the Manager and the accounting below
+        self.lock = threading.RLock()      # the queue, the Manager and the accounting below
         self._pid = os.getpid()
-        self._mgr = kp.Manager(self.index)
+        self.manager = kp.Manager(self.index)
         self.capabilities: Capabilities = device_capabilities(
-            self.info, self._mgr.enabled_features(), _version(self._mgr.api_version()))
+            self.info, self.manager.enabled_features(), _version(self.manager.api_version()))
         # Overridable in tests to exercise dispatch tiling without huge tensors.
         self.max_workgroup_count = tuple(self.info.max_compute_work_group_count)
-        self._transfer = self._mgr.sequence()     # re-recorded for each Buffer transfer
+        self._transfer = self.manager.sequence()     # re-recorded for each Buffer transfer
         self._created = 0
         self._operators: "OrderedDict[object, object]" = OrderedDict()
         self._choice: Optional[VariantChoice] = None      # set within variants()
@@ -270,13 +270,13 @@ class Device:
         cache (the numpy-level API uses it). key: a cheaper cache key that identifies the
         description; desc may then be a function that builds it, called only on a miss."""
         key = desc if key is None else key
-        with self._lock:
+        with self.lock:
             op = self._operators.get(key)
             if op is not None:
                 self._operators.move_to_end(key)
                 return op
         op = self.create_operator(desc() if callable(desc) else desc)
-        with self._lock:
+        with self.lock:
             self._operators[key] = op
             while len(self._operators) > _OPERATOR_CACHE:
                 self._operators.popitem(last=False)
@@ -288,24 +288,24 @@ class Device:
         if self._pid != os.getpid():
             raise UnsupportedError(_fork_message(self._pid))
 
-    def _made(self, count: int = 1) -> None:
+    def note_made(self, count: int = 1) -> None:
         """Count new kp objects; kp's Manager keeps a weak pointer to each until pruned."""
         self._created += count
         if self._created >= _PRUNE_EVERY:
             self._created = 0
-            with self._lock:
-                self._mgr.clear()
+            with self.lock:
+                self.manager.clear()
 
     def _after_fork_in_child(self) -> None:
         # The child must never destroy the parent's Vulkan objects (the driver's threads and queues
         # are not in this process): keep them alive for the rest of the process.
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
 
     # ---- memory -------------------------------------------------------------------------------
 
     def _init_memory(self) -> None:
-        heaps = self._mgr.memory_heaps()
+        heaps = self.manager.memory_heaps()
         local = [i for i, h in enumerate(heaps) if h[3] & _HEAP_DEVICE_LOCAL] or list(range(len(heaps)))
         host = [i for i, h in enumerate(heaps) if not h[3] & _HEAP_DEVICE_LOCAL] or local
         pick = lambda ids: max(ids, key=lambda i: heaps[i][0])
@@ -318,11 +318,11 @@ class Device:
         # copies in the submission); else device memory with staging copies.
         unified = self.info.device_type in ("CPU", "integrated GPU")
         self.direct_staging_bytes = _env_int("DMLVK_DIRECT_STAGING_BYTES", 1 << 62 if unified else 64 << 10)
-        self._budgeted = "VK_EXT_memory_budget" in self._mgr.enabled_features()
+        self._budgeted = "VK_EXT_memory_budget" in self.manager.enabled_features()
 
     def memory(self) -> dict:
         """Bytes dmlvk holds on each heap it allocates from, against the heap's size and budget."""
-        heaps = self._mgr.memory_heaps()
+        heaps = self.manager.memory_heaps()
         out = {}
         for role, i in zip(("device", "staging"), self._heap_of):
             out.setdefault(i, {"roles": [], "heap": i, "size": heaps[i][0], "budget": heaps[i][1],
@@ -331,7 +331,7 @@ class Device:
         return {"heaps": list(out.values())}
 
     def _reserve(self, nbytes: int, heap_ids) -> None:
-        heaps = self._mgr.memory_heaps()
+        heaps = self.manager.memory_heaps()
         need = {}
         for i in heap_ids:
             need[i] = need.get(i, 0) + nbytes
@@ -346,7 +346,7 @@ class Device:
             self._heap_used[i] += n
 
     def _unreserve(self, held) -> None:
-        with self._lock:
+        with self.lock:
             for i, n in held:
                 self._heap_used[i] -= n
 
@@ -365,10 +365,10 @@ class Device:
         self._check_process()
         words = max(1, -(-nbytes // 4))
         heaps = self._heap_of[1:] if host else self._heap_of
-        with self._lock:
+        with self.lock:
             self._reserve(4 * words, heaps)
             try:
-                t = self._mgr.tensor_t(np.zeros(words, np.uint32),
+                t = self.manager.tensor_t(np.zeros(words, np.uint32),
                                        kp.TensorTypes.host if host else kp.TensorTypes.device)
             except (MemoryError, RuntimeError) as e:
                 for i in heaps:
@@ -378,7 +378,7 @@ class Device:
                 if "OutOf" in str(e) or "out of" in str(e).lower():
                     raise OutOfDeviceMemory(f"{self.name} could not allocate {nbytes} bytes: {e}") from None
                 raise
-        self._made()
+        self.note_made()
         return t, [(i, 4 * words) for i in heaps]
 
     def staging_buffer(self, nbytes: int) -> "Buffer":
@@ -401,16 +401,16 @@ class Device:
 
     # ---- submission ---------------------------------------------------------------------------
 
-    def _submit(self, seq) -> None:
+    def submit(self, seq) -> None:
         """Run a recorded kp sequence and wait for it (one submission at a time per device)."""
         self._check_process()
-        with self._lock:
+        with self.lock:
             seq.eval()
 
     def _sync(self, tensor, to_device: bool) -> None:
         self._check_process()
         op = kp.OpTensorSyncDevice([tensor]) if to_device else kp.OpTensorSyncLocal([tensor])
-        with self._lock:
+        with self.lock:
             self._transfer.clear()
             self._transfer.record(op)
             self._transfer.eval()
@@ -435,15 +435,15 @@ class Device:
         return [(np.array(tuple(kernel.push) + (items, first), dtype=np.uint32), grid)
                 for first, items, grid in self.plan(kernel.count, kernel.local_size)]
 
-    def _algorithms(self, kernel: Kernel, tensors: list) -> list:
+    def algorithms(self, kernel: Kernel, tensors: list) -> list:
         """kp.Algorithms (one per dispatch of the plan) with their push constants."""
         spirv = compile_shader(kernel.shader, kernel.defines)
         spec = np.array((kernel.local_size,) + tuple(kernel.spec), dtype=np.uint32)
         out = []
-        with self._lock:
+        with self.lock:
             for push, grid in self.push_constants(kernel):
-                out.append((self._mgr.algorithm(tensors, spirv, list(grid), spec, push), push))
-        self._made(len(out))
+                out.append((self.manager.algorithm(tensors, spirv, list(grid), spec, push), push))
+        self.note_made(len(out))
         return out
 
 
@@ -461,14 +461,17 @@ def host_bytes(a, what: str, writable: bool = False) -> np.ndarray:
 class Buffer:
     """Device-resident memory (a Kompute device tensor plus its host staging copy).
 
+    `host` is the staging view: the mapped host memory (uint8) that a Program's uploads send to
+    the device and its downloads fill (for a host-visible Buffer, the memory the shaders use);
+    write() and read() go through it. `tensor` is the Kompute tensor the runtime binds.
     `version` counts the writes the buffer has seen (Buffer.write and operator outputs)."""
 
     def __init__(self, device: Device, nbytes: int, host_visible: bool = False):
         self.device = device
         self.nbytes = nbytes
         self.host_visible = host_visible   # one host-visible buffer, no staging copy (internal use)
-        self._tensor, held = device._new_tensor(nbytes, host=host_visible)
-        self._host = self._tensor.data().view(np.uint8)     # the mapped staging memory
+        self.tensor, held = device._new_tensor(nbytes, host=host_visible)
+        self.host = self.tensor.data().view(np.uint8)     # the mapped staging memory
         self._lock = threading.Lock()
         self.version = 0
         weakref.finalize(self, device._unreserve, held)
@@ -483,12 +486,12 @@ class Buffer:
         with self._lock:
             if self.host_visible:
                 self.device._check_process()
-                self._host[offset:offset + raw.size] = raw
+                self.host[offset:offset + raw.size] = raw
             else:
                 if offset or raw.size < self.nbytes:
-                    self.device._sync(self._tensor, to_device=False)   # keep the bytes outside the range
-                self._host[offset:offset + raw.size] = raw
-                self.device._sync(self._tensor, to_device=True)
+                    self.device._sync(self.tensor, to_device=False)   # keep the bytes outside the range
+                self.host[offset:offset + raw.size] = raw
+                self.device._sync(self.tensor, to_device=True)
             self.version += 1
 
     def read(self) -> np.ndarray:
@@ -497,8 +500,8 @@ class Buffer:
             if self.host_visible:
                 self.device._check_process()
             else:
-                self.device._sync(self._tensor, to_device=False)
-            return self._host[:self.nbytes].copy()
+                self.device._sync(self.tensor, to_device=False)
+            return self.host[:self.nbytes].copy()
 
     def numpy(self, dtype, shape) -> np.ndarray:
         """The first prod(shape) elements as a packed array."""

@@ -180,7 +180,7 @@ def _version(v: int) -> str:
     return f"{(v >> 22) & 0x7F}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
 
 
-def _loader():
+def loader():
     for name in ("libvulkan.so.1", ctypes.util.find_library("vulkan")):
         if name:
             try:
@@ -284,7 +284,7 @@ def physical_device_handles(vk, instance) -> list:
 def physical_devices() -> List[PhysicalDeviceInfo]:
     """Every Vulkan physical device the loader reports, with the limits dmlvk uses (none where the
     loader finds no driver)."""
-    vk = _loader()
+    vk = loader()
     try:
         instance = create_instance(vk)
     except _NoDriver:

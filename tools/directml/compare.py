@@ -96,7 +96,7 @@ def fuzzed(count: int, seed: int) -> list:
         case = fuzz.generate(rng)
         case["level"] = int(LEVEL)
         try:
-            desc = fuzz._desc(case)
+            desc = fuzz.description(case)
         except (TypeError, ValueError):      # not a DirectML description: a Python argument error
             continue
         if oracle.expressible(desc) is None:
@@ -112,7 +112,7 @@ def depth_space_case(rng, kind: int):
     n, c, h, w = (int(v) for v in rng.integers(1, 4, 4))
     space, depth = (n, c, h * b, w * b), (n, c * b * b, h, w)
     i, o = (depth, space) if cls in (dmlvk.DepthToSpaceDesc, dmlvk.DepthToSpace1Desc) else (space, depth)
-    t = lambda sizes: TensorDesc(dt, sizes, fuzz._layout(rng, sizes))
+    t = lambda sizes: TensorDesc(dt, sizes, fuzz.random_layout(rng, sizes))
     args = [t(i), t(o), b] + ([int(rng.integers(0, 2))] if cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc) else [])
     return cls(*args)
 

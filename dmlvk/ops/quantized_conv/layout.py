@@ -20,3 +20,22 @@ def as_4d(values, fill) -> tuple:
     """A rank-3 {N,C,W} tuple as {N,C,fill,W} (spec 4.2 recommendation); rank 4 unchanged."""
     values = tuple(values)
     return values if len(values) == 4 else (values[0], values[1], fill, values[2])
+
+
+# The push constants every convolution kernel reads (qconv_common.glsl's Push block), in order, with
+# their sizes in 32-bit words; the dispatcher appends `items` and `first` (Device.push_constants).
+PUSH = (("in_sizes", 4), ("in_strides", 4), ("w_strides", 4), ("out_sizes", 4), ("out_strides", 4),
+        ("conv_stride", 2), ("dilation", 2), ("start_pad", 2), ("cg", 1), ("mg", 1))
+
+
+def pack_push(**fields) -> tuple:
+    """The convolution kernels' push constants from their fields by name (PUSH), as one tuple."""
+    if set(fields) != {name for name, _ in PUSH}:
+        raise AssertionError(f"push fields {sorted(fields)} are not {[name for name, _ in PUSH]}")
+    out = ()
+    for name, words in PUSH:
+        value = tuple(fields[name]) if words > 1 else (fields[name],)
+        if len(value) != words:
+            raise AssertionError(f"push field {name} has {len(value)} words, not {words}")
+        out += value
+    return out

@@ -12,7 +12,7 @@ from typing import Optional
 from ...enums import DataType
 from ...runtime.device import Kernel
 from ..variants import Selection, Table, Variant
-from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, WP, XP, as_4d
+from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, WP, XP, as_4d, pack_push
 
 H200 = "NVIDIA H200, driver 580.159.04"
 LAVAPIPE = "lavapipe (Mesa 22.3.6, 2 cores)"
@@ -107,8 +107,9 @@ def _spec_push(d) -> tuple:
     out4 = as_4d(d.output_grid(), 1)
     spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
             int(t[OUTPUT].data_type == DataType.INT8), int(d.wide_taps()))
-    push = ((n, c, h, w) + strides4(t[INPUT]) + strides4(t[FILTER]) + out4 + strides4(t[OUTPUT])
-            + geo["strides"] + geo["dilations"] + geo["start"] + (cg, m // d.group_count))
+    push = pack_push(in_sizes=(n, c, h, w), in_strides=strides4(t[INPUT]), w_strides=strides4(t[FILTER]),
+                     out_sizes=out4, out_strides=strides4(t[OUTPUT]), conv_stride=geo["strides"],
+                     dilation=geo["dilations"], start_pad=geo["start"], cg=cg, mg=m // d.group_count)
     return spec, push
 
 
