@@ -42,6 +42,8 @@ class _Context:
 
 
 _PROGRAMS_PER_CONTEXT = 4
+# An output binding of CompiledOperator.execute_bindings whose bytes are returned (a dense output)
+FETCH = np.empty(0, np.uint8)
 
 
 class CompiledOperator:
@@ -73,6 +75,10 @@ class CompiledOperator:
                 device.check_binding_size(d.total_bytes, f"{self.operator_name} tensor {i}")
         # Host outputs whose layout has gaps are uploaded first so the gaps come back unchanged.
         self._out_span = [dense_span(d) for d in self.output_descs]
+        # Per binding: (used by a kernel, TotalTensorSizeInBytes, an input, the dense output span)
+        n_in = len(self.input_descs)
+        self._slot_plan = [(s in self._used_slots, 0 if d is None else d.total_bytes, s < n_in,
+                            None if s < n_in else self._out_span[s - n_in]) for s, d in enumerate(self._descs)]
 
     def __repr__(self):
         return f"<{self.operator_name} on {self.device.name}>"
@@ -197,58 +203,58 @@ class CompiledOperator:
         TensorDesc) or a dmlvk.Buffer on this device; optional tensors that are absent are None."""
         self.execute_bindings(self._checked_bindings(inputs, outputs))
 
-    def execute_bindings(self, bindings: list) -> None:
+    def execute_bindings(self, bindings: list) -> Optional[np.ndarray]:
         """Run over bindings in _checked_bindings' form (the numpy-level functions build them so
-        and skip the checks)."""
+        and skip the checks). An output bound to FETCH (a dense one) is not copied into a caller's
+        array: a copy of its bytes (TotalTensorSizeInBytes) is returned instead."""
         try:
             state = self._contexts.pop()
         except IndexError:
             state = _Context()
         try:
-            self._run(state, bindings)
+            return self._run(state, bindings)
         finally:
             self._contexts.append(state)
 
     def _stage(self, state: _Context, bindings: list):
         """(Buffers per slot, uploads, downloads) with host arrays copied into the state's staging."""
-        n_in = len(self.input_descs)
         slots, uploads, downloads = [], [], []
-        for slot, b in enumerate(bindings):
-            if slot not in self._used_slots:
-                slots.append(None)
+        staging = state.staging
+        for slot, (b, (used, nbytes, is_input, span)) in enumerate(zip(bindings, self._slot_plan)):
+            if not used or b is None or type(b) is Buffer:
+                slots.append(b if used else None)
                 continue
-            if b is None or isinstance(b, Buffer):
-                slots.append(b)
-                continue
-            d = self._descs[slot]
-            stage = state.staging.get(slot)
+            stage = staging.get(slot)
             if stage is None:
-                stage = state.staging[slot] = self.device.staging_buffer(d.total_bytes)
-            n = d.total_bytes
+                stage = staging[slot] = self.device.staging_buffer(nbytes)
             copy = not stage.host_visible       # else the shaders use the staging memory itself
-            if slot < n_in:
-                stage.host[:n] = b[:n]
+            if is_input:
+                stage.host[:nbytes] = b[:nbytes]
                 uploads += [stage] * copy
             else:
-                span = self._out_span[slot - n_in]
-                if span is None:
-                    stage.host[:n] = b[:n]
+                if span is None:                 # gaps: uploaded first, so they come back unchanged
+                    stage.host[:nbytes] = b[:nbytes]
                     uploads += [stage] * copy
-                    span = n
+                    span = nbytes
                 downloads.append((stage, b, span))
             slots.append(stage)
-        params = self._refresh_parameters(state, bindings)
-        slots.append(params)
-        if params is not None:
-            uploads += [params] * (not params.host_visible)
-        return slots + self._scratch(state), uploads, downloads
+        if self._param_slots:
+            params = self._refresh_parameters(state, bindings)
+            slots.append(params)
+            if params is not None:
+                uploads += [params] * (not params.host_visible)
+        else:
+            slots.append(None)
+        if self._scratch_bytes:
+            slots += self._scratch(state)
+        return slots, uploads, downloads
 
     def _scratch(self, state: _Context) -> list:
         if state.scratch is None:
             state.scratch = [Buffer(self.device, max(n, 4)) for n in self._scratch_bytes]
         return state.scratch
 
-    def _run(self, state: _Context, bindings: list) -> None:
+    def _run(self, state: _Context, bindings: list) -> Optional[np.ndarray]:
         slots, uploads, downloads = self._stage(state, bindings)
         key = tuple(map(id, slots))
         prog = state.programs.get(key)
@@ -263,11 +269,16 @@ class CompiledOperator:
                 prog.rebind(self._dispatches(slots), uploads, downs)
             state.programs[key] = prog
         prog.run()
+        fetched = None
         for stage, raw, span in downloads:
-            raw[:span] = stage.host[:span]
+            if raw is FETCH:
+                fetched = stage.host[:span].copy()
+            else:
+                raw[:span] = stage.host[:span]
         for b in bindings[len(self.input_descs):]:
-            if isinstance(b, Buffer):
+            if type(b) is Buffer:
                 b.version += 1
+        return fetched
 
     def bind(self, inputs: Sequence, outputs: Sequence) -> BoundCall:
         """This operator over dmlvk.Buffers, for a command list (CommandList.record)."""

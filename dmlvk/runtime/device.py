@@ -60,6 +60,7 @@ class OutOfDeviceMemory(MemoryError):
 
 _HEAP_DEVICE_LOCAL = 1
 _PRUNE_EVERY = 256          # kp objects created between prunings of the Manager's dead entries
+_MISSING = object()
 _OPERATOR_CACHE = 64        # compiled operators kept per device for the numpy-level API
 
 
@@ -269,18 +270,22 @@ class Device:
         """The compiled operator for a description, created once per device and kept in a small
         cache (the numpy-level API uses it). key: a cheaper cache key that identifies the
         description; desc may then be a function that builds it, called only on a miss."""
-        key = desc if key is None else key
-        with self.lock:
-            op = self._operators.get(key)
-            if op is not None:
-                self._operators.move_to_end(key)
-                return op
-        op = self.create_operator(desc() if callable(desc) else desc)
-        with self.lock:
-            self._operators[key] = op
-            while len(self._operators) > _OPERATOR_CACHE:
-                self._operators.popitem(last=False)
-        return op
+        return self.memo(desc if key is None else key,
+                         lambda: self.create_operator(desc() if callable(desc) else desc))
+
+    def memo(self, key, make):
+        """What make() returns, made once per key and kept in the device's small cache of compiled
+        operators and the call plans built on them (the oldest made go first; emptied by
+        variants()). make() runs outside the lock; an exception leaves nothing cached."""
+        cache = self._operators
+        value = cache.get(key, _MISSING)
+        if value is _MISSING:
+            value = make()
+            with self.lock:
+                cache[key] = value
+                while len(cache) > _OPERATOR_CACHE:
+                    cache.popitem(last=False)
+        return value
 
     # ---- process and kp bookkeeping -------------------------------------------------------------
 

@@ -1,18 +1,53 @@
 """depth_to_space and space_to_depth: the numpy-level API of DEPTH_TO_SPACE1 and SPACE_TO_DEPTH1."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from ...arrays import DeviceArray, as_host_array, empty
 from ...enums import DataType, DepthSpaceOrder
-from ...runtime.device import Device
-from ...tensor import TensorDesc
-from ..base import array_bytes, array_layout, check_out, device_for, into_out
+from ...runtime.device import Device, default_device
+from ...tensor import TensorDesc, packed_strides
+from ..base import FETCH, CompiledOperator, array_bytes, array_layout, check_out, device_for, into_out
 from .desc import DepthToSpace1Desc, SpaceToDepth1Desc
 
+
+class _Call(NamedTuple):
+    """A numpy-level call's plan, made once per signature (the arguments' shape, dtype, strides,
+    block size and order): its operator and how to bind a host array to it."""
+    op: Optional[CompiledOperator]   # None: an empty batch
+    wire: np.dtype                   # the dtype the operator moves (x's, or the unsigned one of its width)
+    in_desc: Optional[TensorDesc]
+    packed: bool                     # x's own bytes are the input binding
+    out_nbytes: int                  # bytes of the result's elements
+    out_shape: tuple
+
+
 def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
+    # A host array with the defaults of the common call takes its plan from the device's cache
+    # (argument checks and validation ran when the plan was made) and goes straight to execution.
+    if (type(x) is np.ndarray and out is None and type(block_size) is int and type(order) is not bool
+            and isinstance(order, (str, int))):
+        dev = default_device() if device is None else device
+        if isinstance(dev, Device):
+            call = dev.memo((desc_cls, x.shape, x.dtype, x.strides, block_size, order),
+                            lambda: _plan(desc_cls, x, block_size, order, dev, d2s))
+            return _execute(call, x)
+    return _run_checked(desc_cls, x, block_size, order, device, d2s, out)
+
+
+def _execute(call: _Call, x: np.ndarray) -> np.ndarray:
+    if call.op is None:
+        return np.empty(call.out_shape, x.dtype)
+    moved = x if call.wire == x.dtype else x.view(call.wire)
+    raw = moved.reshape(-1).view(np.uint8) if call.packed else array_bytes(moved, call.in_desc)
+    out_bytes = call.op.execute_bindings([raw, FETCH])     # the output is packed: fetched whole
+    return out_bytes[:call.out_nbytes].view(x.dtype).reshape(call.out_shape)
+
+
+def _checked_arguments(x, block_size, order, device, d2s: bool, out=None) -> tuple:
+    """(x, block size, order, on the device, device, result shape) after the argument checks."""
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be an integer, got {block_size!r}")
     if block_size < 1:
@@ -31,35 +66,55 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
         raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
     out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
     check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
-    if x.size == 0:
-        if n == 0:        # an empty batch: an empty result, as numpy and torch give
-            return out if out is not None else (empty(out_shape, x.dtype, device) if on_device
-                                                else np.empty(out_shape, x.dtype))
+    if x.size == 0 and n != 0:
         raise ValueError(f"x has an empty dimension: shape {x.shape}")
-    # The operator moves bits: a dtype DirectML lacks (bool, bfloat16, float8, complex64...) travels
-    # as the unsigned integer of its width.
-    wire = x.dtype
-    if x.dtype.itemsize in (1, 2, 4, 8) and x.dtype.kind != "O":
+    return x, b, order, on_device, device, out_shape
+
+
+def _wire(dtype: np.dtype) -> np.dtype:
+    """The operator moves bits: a dtype DirectML lacks (bool, bfloat16, float8, complex64...)
+    travels as the unsigned integer of its width."""
+    if dtype.itemsize in (1, 2, 4, 8) and dtype.kind != "O":
         try:
-            DataType.from_numpy(x.dtype)
+            DataType.from_numpy(dtype)
         except TypeError:
-            wire = np.dtype(f"u{x.itemsize}")
-    moved = x if on_device or wire == x.dtype else x.view(wire)
+            return np.dtype(f"u{dtype.itemsize}")
+    return dtype
+
+
+def _plan(desc_cls, x, block_size, order, device, d2s: bool) -> _Call:
+    x, b, order, _, device, out_shape = _checked_arguments(x, block_size, order, device, d2s)
+    if x.size == 0:        # an empty batch: an empty result, as numpy and torch give
+        return _Call(None, x.dtype, None, False, 0, out_shape)
+    wire = _wire(x.dtype)
+    moved = x if wire == x.dtype else x.view(wire)
+    in_desc = array_layout(moved, "x")
+    op = device.create_operator(desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order))
+    out_desc = op.output_descs[0]
+    packed = (moved.flags.c_contiguous and moved.nbytes >= in_desc.total_bytes
+              and in_desc.effective_strides == packed_strides(in_desc.sizes))
+    return _Call(op, wire, in_desc, packed, out_desc.element_count * x.itemsize, out_shape)
+
+
+def _run_checked(desc_cls, x, block_size, order, device, d2s: bool, out=None):
+    x, b, order, on_device, device, out_shape = _checked_arguments(x, block_size, order, device, d2s, out)
+    if not on_device:
+        call = device.memo((desc_cls, x.shape, x.dtype, x.strides, b, order),
+                           lambda: _plan(desc_cls, x, b, order, device, d2s))
+        return into_out(out, _execute(call, x))
+    if x.size == 0:
+        return out if out is not None else empty(out_shape, x.dtype, device)
+    wire = _wire(x.dtype)
 
     def describe():
-        in_desc = TensorDesc(DataType.from_numpy(wire), x.shape) if on_device else array_layout(moved, "x")
+        in_desc = TensorDesc(DataType.from_numpy(wire), x.shape)
         return desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
 
     # Keyed by the call's signature, so a repeated call builds and validates nothing.
-    op = device.operator(describe, key=(desc_cls, x.shape, wire, on_device or moved.strides, b, order))
-    if on_device:         # Buffer to Buffer: no host round trip
-        result = out if out is not None else empty(out_shape, x.dtype, device)
-        op.execute([x.buffer], [result.buffer])
-        return result
-    in_desc, out_desc = op.input_descs[0], op.output_descs[0]
-    out_bytes = np.empty(out_desc.total_bytes, np.uint8)     # whole words, as the binding needs
-    op.execute_bindings([array_bytes(moved, in_desc), out_bytes])
-    return into_out(out, out_bytes[:out_desc.element_count * x.itemsize].view(x.dtype).reshape(out_shape))
+    op = device.operator(describe, key=(desc_cls, x.shape, wire, True, b, order))
+    result = out if out is not None else empty(out_shape, x.dtype, device)   # Buffer to Buffer
+    op.execute([x.buffer], [result.buffer])
+    return result
 
 
 def depth_to_space(x, block_size: int, order="DCR", *, device: Optional[Device] = None,
