@@ -2,7 +2,8 @@
 and wider ones that reach every variant), under three capability records. Re-record with
 `python tests/golden_kernels.py` only where a change of choice is intended and measured.
 
-Each record keeps its description as data, so the check rebuilds it without this file's generators."""
+Each record keeps its description as data, so the check rebuilds it without this file's generators.
+`python tests/golden_kernels.py --against-device h200` compares a record with this machine's device."""
 from __future__ import annotations
 
 import gzip
@@ -244,7 +245,23 @@ def record() -> list:
     return rows
 
 
+def against_device(record: str) -> int:
+    """Compares the record's choices under capability record `record` with what this machine's
+    first Vulkan device chooses (its real capabilities): a check of the record's model of it."""
+    import dmlvk
+    caps = dmlvk.Device().capabilities
+    rows = json.loads(gzip.decompress(GOLDEN.read_bytes()))
+    wrong = [r for r in rows if kernels(description(r["case"]), caps) != r["chosen"][record]]
+    print(f"{dmlvk.Device().name}: {len(rows) - len(wrong)} of {len(rows)} descriptions choose the kernels "
+          f"recorded for '{record}'")
+    for r in wrong[:5]:
+        print("differs:", r["case"])
+    return 1 if wrong else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--against-device":
+        sys.exit(against_device(sys.argv[2]))
     rows = record()
     GOLDEN.parent.mkdir(exist_ok=True)
     with gzip.open(GOLDEN, "wt") as f:
