@@ -170,6 +170,25 @@ def test_numpy_api_round_trip(device, rng, order):
     assert np.array_equal(dmlvk.space_to_depth(y, 3, order, device=device), x)
 
 
+def test_numpy_api_repeated_calls_of_one_signature(device, rng):
+    """Calls of one signature share a plan and its staging (only the copies and the submission
+    after the first): each call's own data in, its own result out, results independent of later
+    calls; the argument errors still raised after a plan exists; True is not a block size of 1."""
+    xs = [rng.integers(0, 256, (1, 8, 3, 5), dtype=np.uint8) for _ in range(5)]
+    ys = [dmlvk.depth_to_space(x, 2, "CRD", device=device) for x in xs]
+    for x, y in zip(xs, ys):
+        assert np.array_equal(y, reference.depth_to_space(x, 2, "CRD"))
+    odd = np.zeros((1, 9, 3, 5), np.uint8)
+    with pytest.raises(ValueError, match="divisible by block_size"):
+        dmlvk.depth_to_space(odd, 2, "CRD", device=device)
+    one = dmlvk.depth_to_space(xs[0], 1, device=device)
+    assert np.array_equal(one, xs[0])
+    with pytest.raises(TypeError, match="block_size"):
+        dmlvk.depth_to_space(xs[0], True, device=device)
+    with pytest.raises(ValueError, match="order"):
+        dmlvk.depth_to_space(xs[0], 2, "XYZ", device=device)
+
+
 def test_numpy_api_views(device, rng):
     base = rng.integers(-100, 100, (2, 6, 8, 12), dtype=np.int16)
     nhwc_view = np.ascontiguousarray(base.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)

@@ -32,9 +32,10 @@ class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
     and its key, and a few programs recorded over the Buffers bound lately (past that, the
     least recently used program is rebound: its pipelines stay)."""
-    __slots__ = ("staging", "programs", "params", "params_key", "scratch")
+    __slots__ = ("staging", "programs", "params", "params_key", "scratch", "fetch")
 
     def __init__(self):
+        self.fetch = None         # fetch()'s (input staging, its bytes, output staging, its span, Program)
         self.staging = {}
         self.scratch = None       # the operator's device scratch Buffers, made at first use
         self.programs: "OrderedDict[tuple, Program]" = OrderedDict()
@@ -216,6 +217,24 @@ class CompiledOperator:
         finally:
             self._contexts.append(state)
 
+    def fetch(self, raw: np.ndarray) -> np.ndarray:
+        """The numpy-level calls' path for an operator of one input and one dense output: raw (host
+        bytes, at least the input's TotalTensorSizeInBytes) in, a copy of the output's bytes out;
+        after the first call of a staging context, only the copies and the submission."""
+        try:
+            state = self._contexts.pop()
+        except IndexError:
+            state = _Context()
+        try:
+            if state.fetch is None:
+                return self._run(state, [raw, FETCH])
+            stage, n, out, span, prog = state.fetch
+            stage.host[:n] = raw[:n]
+            prog.run()
+            return out.host[:span].copy()
+        finally:
+            self._contexts.append(state)
+
     def _stage(self, state: _Context, bindings: list):
         """(Buffers per slot, uploads, downloads) with host arrays copied into the state's staging."""
         slots, uploads, downloads = [], [], []
@@ -267,12 +286,15 @@ class CompiledOperator:
             else:
                 prog = state.programs.popitem(last=False)[1]
                 prog.rebind(self._dispatches(slots), uploads, downs)
+                state.fetch = None            # it may have been fetch()'s program
             state.programs[key] = prog
         prog.run()
         fetched = None
         for stage, raw, span in downloads:
             if raw is FETCH:
                 fetched = stage.host[:span].copy()
+                if len(bindings) == 2 and not self._param_slots:
+                    state.fetch = (slots[0], self._slot_plan[0][1], stage, span, prog)
             else:
                 raw[:span] = stage.host[:span]
         for b in bindings[len(self.input_descs):]:

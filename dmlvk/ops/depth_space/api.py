@@ -9,7 +9,7 @@ from ...arrays import DeviceArray, as_host_array, empty
 from ...enums import DataType, DepthSpaceOrder
 from ...runtime.device import Device, default_device
 from ...tensor import TensorDesc, packed_strides
-from ..base import FETCH, CompiledOperator, array_bytes, array_layout, check_out, device_for, into_out
+from ..base import CompiledOperator, array_bytes, array_layout, check_out, device_for, into_out
 from .desc import DepthToSpace1Desc, SpaceToDepth1Desc
 
 
@@ -42,7 +42,7 @@ def _execute(call: _Call, x: np.ndarray) -> np.ndarray:
         return np.empty(call.out_shape, x.dtype)
     moved = x if call.wire == x.dtype else x.view(call.wire)
     raw = moved.reshape(-1).view(np.uint8) if call.packed else array_bytes(moved, call.in_desc)
-    out_bytes = call.op.execute_bindings([raw, FETCH])     # the output is packed: fetched whole
+    out_bytes = call.op.fetch(raw)                         # the output is packed: fetched whole
     return out_bytes[:call.out_nbytes].view(x.dtype).reshape(call.out_shape)
 
 
