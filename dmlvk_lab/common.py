@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -83,3 +84,26 @@ def run_depth_space_example(device, ex):
     out = np.zeros_like(ex.expected)
     op.execute(inputs=[ex.input], outputs=[out])
     return out
+
+
+def bench_results(device_name: str) -> Optional[dict]:
+    """A device's committed benchmark figures under benchmarks/, newest kind by kind: depth/space
+    (depth-space-<device>.json, else the combined bench-<device>.json), convolution (conv-, else
+    bench-) and runtime (runtime-, else bench-); with the files read and their dates. None if there
+    are none."""
+    import json
+    name = slug(device_name)
+    load = lambda kind: json.loads((BENCH_DIR / f"{kind}-{name}.json").read_text()) \
+        if (BENCH_DIR / f"{kind}-{name}.json").exists() else None
+    combined = load("bench") or {}
+    out = {"files": [], "dates": [], "depth_space": [], "conv": [], "runtime": {}}
+    for kind, part in (("depth-space", "depth_space"), ("conv", "conv"), ("runtime", "runtime")):
+        own = load(kind)
+        src, file = (own, kind) if own is not None else (combined, "bench")
+        if src.get(part):
+            out[part] = src[part]
+            path = f"benchmarks/{file}-{name}.json"
+            if path not in out["files"]:
+                out["files"].append(path)
+                out["dates"].append(src.get("date", ""))
+    return out if out["files"] else None

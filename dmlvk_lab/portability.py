@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from .common import BENCH_DIR, pyplot, save_chart, slug
+from .common import bench_results, pyplot, save_chart, slug
 
 AGREE, DIFFER, NA = "agree", "differ", "n/a"
 COMPARED = ("Compared with: DirectML itself where its oracle is set up (release DirectML 1.15.4 under Wine, its "
@@ -147,7 +147,9 @@ def perf_charts(page: dict, out_dir: Path, stem: str) -> List[Path]:
         return []
     paths = []
     for name, perf in benches:
-        b = json.loads((BENCH_DIR.parent / perf["file"]).read_text())
+        b = bench_results(name)
+        if b is None:
+            continue
         size = max([r["bytes"] for r in b["depth_space"]], default=0)
         floor = 64 << 20 if size >= 64 << 20 else size        # CPU devices: their largest size
         big = [r for r in b["depth_space"] if r["bytes"] >= floor]

@@ -25,7 +25,7 @@ from typing import List, Optional
 import numpy as np
 
 from .common import short
-from .common import BENCH_DIR, Progress, prog, slug
+from .common import Progress, bench_results, prog, slug
 from .portability import COMPARED
 
 DIRECTML_TOOLS = Path(__file__).resolve().parent.parent / "tools" / "directml"
@@ -298,19 +298,17 @@ def choices(device, exs: list) -> list:
 
 
 def perf_summary(device_name: str) -> Optional[dict]:
-    path = BENCH_DIR / f"bench-{slug(device_name)}.json"
-    if not path.exists():
+    b = bench_results(device_name)
+    if b is None:
         return None
-    b = json.loads(path.read_text())
     big = [r for r in b["depth_space"] if r["bytes"] >= 64 << 20 and r["layout"] == "packed"]
-    out = {"file": str(path.relative_to(BENCH_DIR.parent)), "date": b["date"]}
+    out = {"files": b["files"], "date": max(b["dates"])}
     if big:
         pct = [r["pct_of_copy"] for r in big]
         out["depth_space"] = {"cases": len(big), "min_pct_of_copy": min(pct), "median_pct_of_copy": float(np.median(pct)),
                               "median_gbps": float(np.median([r["gbps"] for r in big]))}
     out["conv"] = [{"layer": r["layer"], "tops": r["tops"]} for r in b["conv"]]
-    rt = b.get("runtime", {}).get("paths", {}).get("device_buffers", {})
-    out["overhead_us"] = rt.get("best_us") or b.get("overhead", {}).get("device_buffers_us")
+    out["overhead_us"] = b["runtime"].get("paths", {}).get("device_buffers", {}).get("best_us")
     return out
 
 
@@ -373,9 +371,9 @@ def tables(rep: dict) -> list:
         rows += [[c["layer"], f"{c['tops']:.3g} TOPS"] for c in p["conv"]]
         if p.get("overhead_us"):
             rows.append(["per call, device buffers", f"{p['overhead_us']:.0f} us"])
-        t.append(("6. Performance summary", f"From {p['file']} ({p['date']}).", ["measure", "value"], rows))
+        t.append(("6. Performance summary", f"From {', '.join(p.get('files') or [p.get('file', '')])} (latest {p['date']}).", ["measure", "value"], rows))
     else:
-        t.append(("6. Performance summary", "No benchmark of this device in benchmarks/ (python -m dmlvk bench).",
+        t.append(("6. Performance summary", "No benchmark of this device in benchmarks/ (python -m dmlvk_lab bench).",
                   ["measure", "value"], []))
     return t + directml_tables(rep.get("directml"))
 
