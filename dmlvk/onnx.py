@@ -28,9 +28,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -183,6 +183,7 @@ class InferenceSession:
         self._opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self._ir_version = model.ir_version
         self._plans: "OrderedDict[tuple, _Plan]" = OrderedDict()
+        self._stream_plans: Dict[tuple, list] = {}      # run_stream's plans, `depth` per signature
         self._lock = threading.Lock()
 
     def _check_node(self, n: _Node) -> List[str]:
@@ -261,6 +262,21 @@ class InferenceSession:
                 raise ValueError(f"outputs names no graph output: {nm!r}; the outputs are {sorted(known)}")
             if not isinstance(v, DeviceArray) or v.device is not self.device:
                 raise TypeError(f"output {nm!r} must be a dmlvk.DeviceArray on {self.device.name}")
+        feeds = self._checked_feeds(input_feed)
+        key = _plan_key(feeds, outputs)
+        with self._lock:          # one run at a time: a plan's device Buffers are shared
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = _Plan(self, feeds, outputs)
+                while len(self._plans) > _PLANS_KEPT:
+                    self._plans.popitem(last=False)
+            self._plans.move_to_end(key)
+            values = plan.run(feeds)
+        return [values[n] for n in names]
+
+    def _checked_feeds(self, input_feed: dict) -> dict:
+        """{input name: contiguous array or DeviceArray} after the checks of run()."""
+        from .arrays import DeviceArray
         feeds = {}
         for arg in self._inputs:
             if arg.name not in input_feed:
@@ -278,15 +294,61 @@ class InferenceSession:
         extra = set(input_feed) - {a.name for a in self._inputs}
         if extra:
             raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
-        key = _plan_key(feeds, outputs)
-        with self._lock:          # one run at a time: a plan's device Buffers are shared
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._plans[key] = _Plan(self, feeds, outputs)
-                while len(self._plans) > _PLANS_KEPT:
-                    self._plans.popitem(last=False)
-            self._plans.move_to_end(key)
-            values = plan.run(feeds)
+        return feeds
+
+    def run_stream(self, output_names: Optional[Sequence[str]], input_feeds: Iterable[dict],
+                   depth: int = 2) -> Iterator[list]:
+        """run() over a sequence of input feeds (numpy arrays), yielding each one's outputs in order,
+        with up to `depth` of them in flight: while the device computes one, the host copies the
+        next one's inputs in and the previous one's outputs out. Each frame in flight has a plan
+        of its own (its staging and device memory); a plan with steps on the host (QuantizeLinear
+        without double-precision division, say) runs its frames one at a time."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth must be a positive integer, got {depth!r}")
+        names = [o.name for o in self._outputs] if output_names is None else list(output_names)
+        known = {o.name for o in self._outputs}
+        for nm in names:
+            if nm not in known:
+                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        pending: "deque[tuple]" = deque()      # (plan in flight or None, its outputs when done)
+        mine: Dict[tuple, list] = {}            # the plans this stream holds, per input signature
+        count = 0
+        try:
+            for input_feed in input_feeds:
+                feeds = self._checked_feeds(input_feed)
+                key = _plan_key(feeds)
+                plans = mine.get(key)
+                if plans is None:
+                    with self._lock:        # another stream of this signature makes its own
+                        plans = self._stream_plans.pop(key, None)
+                    if plans is None or len(plans) != depth:
+                        plans = [_Plan(self, feeds, None) for _ in range(depth)]
+                    mine[key] = plans
+                plan = plans[count % depth]
+                count += 1
+                if plan.started(feeds):
+                    pending.append((plan, None))
+                else:
+                    pending.append((None, plan.run(feeds)))
+                # at most depth - 1 frames left in flight, so the next frame's plan is free
+                while pending and (len(pending) >= depth or pending[0][0] is None):
+                    yield self._finished(pending.popleft(), names)
+            while pending:
+                yield self._finished(pending.popleft(), names)
+        finally:
+            for plan, _ in pending:                  # a consumer that stopped early
+                if plan is not None:
+                    plan.finish()
+            with self._lock:
+                self._stream_plans.update(mine)
+                while len(self._stream_plans) > _PLANS_KEPT:
+                    self._stream_plans.pop(next(iter(self._stream_plans)))
+
+    @staticmethod
+    def _finished(item: tuple, names: list) -> list:
+        plan, values = item
+        if plan is not None:
+            values = plan.finish()
         return [values[n] for n in names]
 
     def device_work(self, input_feed: dict) -> tuple:
@@ -608,6 +670,7 @@ class _Plan:
                 self.steps.append(("device", []))
             self.steps[-1][1].append((op, bind, n))
         self._programs = {}
+        self._in_flight = None
 
     def run(self, feeds: dict) -> dict:
         from .arrays import DeviceArray
@@ -642,6 +705,32 @@ class _Plan:
                 da.buffer.write(np.ascontiguousarray(v))
             out[k] = da
         return out
+
+    def started(self, feeds: dict) -> bool:
+        """Starts a frame without waiting for the device, where the plan is one device stretch from
+        host inputs to host outputs that has run once (recorded): its inputs copied into staging,
+        its submission made; finish() completes it. False where it cannot (run() the frame)."""
+        from .arrays import DeviceArray
+        if (len(self.steps) != 1 or self.steps[0][0] != "device" or self.device_outputs or 0 not in self._programs
+                or any(isinstance(v, DeviceArray) for v in feeds.values())):
+            return False
+        commands, uploads, produced = self._programs[0]
+        values = dict(feeds)
+        values.update(self.session._consts)
+        for name, buf in uploads:
+            raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
+            _copy(buf.host[:raw.size], raw)
+        commands.start()
+        self._in_flight = values
+        return True
+
+    def finish(self) -> dict:
+        """The outputs of the frame started(), once the device has finished it."""
+        values, self._in_flight = self._in_flight, None
+        commands, _, produced = self._programs[0]
+        commands.wait()
+        values.update(produced)
+        return {o.name: self._host(values, o.name) for o in self.session._outputs}
 
     def device_work(self) -> tuple:
         """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
@@ -830,8 +919,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                  "and write each output as OUT_DIR/NAME.npy.")
     ap.add_argument("model", help="the .onnx file")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                    help="an input (repeat per input); for a one-input model NAME=FOLDER runs each .npy file "
-                         "in the folder and writes OUT_DIR/FILE.npy (OUT_DIR/FILE-OUTPUT.npy for several outputs)")
+                    help="an input (repeat per input); for a one-input model NAME=FOLDER runs each .npy or "
+                         "image file in the folder, frames pipelined, and writes OUT_DIR/FILE.npy (an image "
+                         "for an image input and a 1- or 3-channel output; FILE-OUTPUT for several outputs)")
     ap.add_argument("--out-dir", default=".", help="where the outputs go (default: the current folder)")
     ap.add_argument("--batch-size", type=int, default=1, help="frames per run along axis 0 (default 1)")
     ap.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
@@ -877,30 +967,72 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
+_IMAGES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+
+
 def _run_folder(session: InferenceSession, name: str, folder: str, out_dir: str) -> int:
-    """dmlvk run MODEL --input NAME=FOLDER: each .npy file of the folder (sorted by name) as the
-    model's one input, one output file per input, progress and frames per second on stderr."""
+    """dmlvk run MODEL --input NAME=FOLDER: each .npy or image file of the folder (sorted by name) as
+    the model's one input, one output file per input, frames pipelined (run_stream), progress and
+    frames per second on stderr. Images (Pillow) become (1, C, H, W) arrays of the input's type,
+    C = 1 (grey) or 3 (RGB) as the model's input says, float inputs scaled to [0, 1]; an output of
+    1 or 3 channels for an image input is written as an image of the same format, others as .npy."""
     import sys
     import time
-    if [i.name for i in session.get_inputs()] != [name]:
-        print(f"dmlvk run: the model's inputs are {[i.name for i in session.get_inputs()]}, not [{name!r}]",
-              file=sys.stderr)
+    inputs = session.get_inputs()
+    if [i.name for i in inputs] != [name]:
+        print(f"dmlvk run: the model's inputs are {[i.name for i in inputs]}, not [{name!r}]", file=sys.stderr)
         return 2
-    files = sorted(f for f in os.listdir(folder) if f.endswith(".npy"))
+    files = sorted(f for f in os.listdir(folder) if f.lower().endswith((".npy",) + _IMAGES))
     if not files:
-        print(f"dmlvk run: no .npy files in {folder}", file=sys.stderr)
+        print(f"dmlvk run: no .npy or image files in {folder}", file=sys.stderr)
         return 2
+    image = any(f.lower().endswith(_IMAGES) for f in files)
+    if image:
+        try:
+            from PIL import Image
+        except ImportError:
+            print("dmlvk run: image inputs need Pillow: pip install pillow", file=sys.stderr)
+            return 2
+    shape, dtype = inputs[0].shape, _NUMPY.get(inputs[0].type, np.float32)
+    channels = shape[1] if len(shape) == 4 and isinstance(shape[1], int) else 1
+
+    def load(f: str) -> np.ndarray:
+        path = os.path.join(folder, f)
+        if not f.lower().endswith(_IMAGES):
+            return np.load(path, allow_pickle=False)
+        with Image.open(path) as im:
+            a = np.asarray(im.convert("L" if channels == 1 else "RGB"))
+        a = a[None, None] if a.ndim == 2 else a.transpose(2, 0, 1)[None]
+        return (a.astype(np.float32) / 255).astype(dtype) if np.dtype(dtype).kind == "f" else a.astype(dtype)
+
+    def save(f: str, o: str, y: np.ndarray) -> None:
+        stem, ext = os.path.splitext(f)
+        stem = stem if len(outputs) == 1 else f"{stem}-{o.replace('/', '_')}"
+        if ext.lower() in _IMAGES and y.ndim == 4 and y.shape[0] == 1 and y.shape[1] in (1, 3):
+            px = y[0].transpose(1, 2, 0)
+            if px.dtype.kind == "f":
+                px = np.rint(np.clip(np.nan_to_num(px), 0, 1) * 255)
+            px = px.astype(np.uint8)
+            Image.fromarray(px[..., 0] if px.shape[2] == 1 else px).save(os.path.join(out_dir, stem + ext))
+        else:
+            np.save(os.path.join(out_dir, stem + ".npy"), y)
+
     os.makedirs(out_dir, exist_ok=True)
     outputs = [o.name for o in session.get_outputs()]
-    frames, start = 0, time.perf_counter()
-    for i, f in enumerate(files):
-        x = np.load(os.path.join(folder, f), allow_pickle=False)
-        for o, y in zip(outputs, session.run(None, {name: x})):
-            stem = f[:-4] if len(outputs) == 1 else f"{f[:-4]}-{o.replace('/', '_')}"
-            np.save(os.path.join(out_dir, stem + ".npy"), y)
-        frames += len(x) if x.ndim else 1
-        rate = frames / (time.perf_counter() - start)
+    sizes, start = [], time.perf_counter()
+
+    def feeds():
+        for f in files:
+            x = load(f)
+            sizes.append(len(x) if x.ndim else 1)
+            yield {name: x}
+
+    for i, (f, ys) in enumerate(zip(files, session.run_stream(None, feeds()))):
+        for o, y in zip(outputs, ys):
+            save(f, o, y)
+        rate = sum(sizes[:i + 1]) / (time.perf_counter() - start)
         print(f"\r[{i + 1}/{len(files)}] {f}: {rate:.1f} frames/s", end="", file=sys.stderr, flush=True)
+    frames = sum(sizes)
     print(f"\n{len(files)} files, {frames} frames, {frames / (time.perf_counter() - start):.1f} frames/s",
           file=sys.stderr)
     return 0

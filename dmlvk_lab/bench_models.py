@@ -23,6 +23,7 @@ from dmlvk.runtime.commands import time as time_dispatches
 from dmlvk.onnx import InferenceSession
 
 SHAPES = [(540, 960), (1080, 1920)]
+STREAM_FRAMES = 12           # inputs run_stream is timed over (per figure: their mean)
 BATCHES = [1, 8]
 
 
@@ -44,6 +45,8 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             row["device_s"] = t["median_s"]
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
             row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)
+            stream = [{"x": x}] * STREAM_FRAMES          # one call's frames, several in flight
+            row["pipelined_s"] = _median_wall(lambda: list(session.run_stream(None, stream)), 3, warm=1) / STREAM_FRAMES
             row["end_to_end_host_qdq_s"] = _median_wall(lambda: host_qdq.run(None, {"x": x}), 3, warm=1)
             xd, yd = arrays.asarray(x, device=device), arrays.empty(y.shape, y.dtype, device=device)
             row["device_arrays_s"] = _median_wall(lambda: session.run(None, {"x": xd}, outputs={"y": yd}), 10, warm=1)
@@ -78,19 +81,23 @@ def markdown(result: dict) -> list:
            "dmlvk device: GPU timestamps of the device work (float frames quantized on the device, the float "
            "output left there, as PyTorch's input and output are on the GPU); + transfers: the same as one "
            "submission with the float32 upload and download (wall); end to end: session.run with float frames in "
-           "and out; host Q/DQ: the same with QuantizeLinear and DequantizeLinear in numpy; device arrays: "
+           "and out; pipelined: session.run_stream over a stream of such inputs (two in flight: the host copies one's "
+           "input in and another's output out while the device computes); host Q/DQ: the same as end to end with "
+           "QuantizeLinear and DequantizeLinear in numpy; device arrays: "
            "session.run with a DeviceArray in and out (IO binding). onnxruntime: CPU, end to end.", "",
            "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
+           "pipelined | pipelined / device | "
            "host Q/DQ end to end | device arrays in and out | PyTorch fp16 CUDA | dmlvk device / PyTorch | "
            "onnxruntime CPU | outputs equal to onnxruntime's |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in m["rows"]:
         ratio = f"{r['torch_fp16_cuda_s'] / r['device_s']:.2f}" if r.get("torch_fp16_cuda_s") else ""
         eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
               if "elements_compared" in r else "")
         e2e = f"{r['device_s'] / r['end_to_end_s']:.2f}" if r.get("end_to_end_s") else ""
+        pipe = f"{r['device_s'] / r['pipelined_s']:.2f}" if r.get("pipelined_s") else ""
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
-                   f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'device_arrays_s')} | "
+                   f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'pipelined_s')} | {pipe} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'device_arrays_s')} | "
                    f"{fps(r, 'torch_fp16_cuda_s')} | "
                    f"{ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
     out.append("")

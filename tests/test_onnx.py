@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dmlvk_lab import onnx_models as models
-from dmlvk import reference
+from dmlvk import asarray, reference
 from dmlvk.onnx import InferenceSession, UnsupportedModelError, dequantize_linear, quantize_linear
 
 
@@ -212,6 +212,38 @@ def test_run_argument_errors(device, rng):
     assert [i.name for i in session.get_inputs()] == ["x"] and session.get_outputs()[0].type == "tensor(uint8)"
 
 
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_run_stream_gives_each_frame_its_own_outputs(device, espcn_models, depth):
+    """run_stream over frames (with up to `depth` in flight, a plan each) yields what run() gives for
+    each frame, in order; a change of frame shape mid-stream, a consumer that stops early, device
+    arrays (run frame by frame) and a plan with host steps (host quantization) all give the same."""
+    session = InferenceSession(espcn_models[2], device=device)
+    frames = [np.concatenate(models.calibration_frames(1, 12, 20, seed=i)) for i in range(6)]
+    frames.insert(3, np.concatenate(models.calibration_frames(1, 8, 8, seed=9)))
+    want = [session.run(None, {"x": f})[0] for f in frames]
+    got = [o[0] for o in session.run_stream(None, ({"x": f} for f in frames), depth=depth)]
+    assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
+    again = [o[0] for o in session.run_stream(["y"], [{"x": f} for f in frames[::-1]], depth=depth)]
+    assert all(np.array_equal(a, b) for a, b in zip(again, want[::-1]))
+    stream = session.run_stream(None, ({"x": f} for f in frames), depth=depth)
+    assert np.array_equal(next(stream)[0], want[0])
+    stream.close()                                      # frames in flight are waited for
+    xd = [asarray(f, device) for f in frames[:3]]
+    assert all(np.array_equal(o[0], w) for o, w in zip(session.run_stream(None, ({"x": x} for x in xd)), want))
+    host = InferenceSession(espcn_models[2], device=device, host_quantization=True)
+    assert all(np.array_equal(o[0], w) for o, w in zip(host.run_stream(None, ({"x": f} for f in frames)), want))
+
+
+def test_run_stream_argument_errors(device, espcn_models):
+    session = InferenceSession(espcn_models[2], device=device)
+    with pytest.raises(ValueError, match="depth"):
+        next(session.run_stream(None, [], depth=0))
+    with pytest.raises(ValueError, match="no graph output"):
+        next(session.run_stream(["nope"], []))
+    with pytest.raises(ValueError, match="missing"):
+        next(session.run_stream(None, [{}]))
+
+
 def test_command_line_run(tmp_path, rng):
     model = models.qconv_depth_to_space_chain()
     onnx.save(model, tmp_path / "m.onnx")
@@ -240,6 +272,32 @@ def test_command_line_run(tmp_path, rng):
     r = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx"), "--input",
                         f"y={tmp_path / 'frames'}"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "the model's inputs are ['x']" in r.stderr
+
+
+def test_command_line_run_over_images(tmp_path, device, espcn_models):
+    """dmlvk run with a folder of images (Pillow): grey frames in (float inputs scaled to [0, 1]),
+    images of the super-resolved frames out (clipped, x 255, rounded), .npy files beside them."""
+    from PIL import Image
+    onnx.save(espcn_models[2], tmp_path / "m.onnx")
+    (tmp_path / "images").mkdir()
+    rng = np.random.default_rng(4)
+    pixels = [rng.integers(0, 256, (10, 14), dtype=np.uint8) for _ in range(3)]
+    for i, p in enumerate(pixels):
+        Image.fromarray(p).save(tmp_path / "images" / f"frame{i}.png")
+    np.save(tmp_path / "images" / "raw.npy", pixels[0][None, None].astype(np.float32) / 255)
+    r = subprocess.run([sys.executable, "-m", "dmlvk", "run", str(tmp_path / "m.onnx"), "--input",
+                        f"x={tmp_path / 'images'}", "--out-dir", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "4 files, 4 frames" in r.stderr
+    session = InferenceSession(espcn_models[2], device=device)
+    for i, p in enumerate(pixels):
+        y = session.run(None, {"x": p[None, None].astype(np.float32) / 255})[0]
+        want = np.rint(np.clip(y[0, 0], 0, 1) * 255).astype(np.uint8)
+        with Image.open(tmp_path / "out" / f"frame{i}.png") as im:
+            assert im.size == (28, 20) and np.array_equal(np.asarray(im), want)
+    assert np.array_equal(np.load(tmp_path / "out" / "raw.npy"),
+                          session.run(None, {"x": pixels[0][None, None].astype(np.float32) / 255})[0])
 
 
 def test_torch_exported_espcn(device):

@@ -92,6 +92,31 @@ def test_command_list_runs_dependent_operators_repeatedly(device, rng):
     assert len(cl) == 3 and cl.barriers == 3    # the leading one, then one per dependency
 
 
+def test_command_list_started_then_waited(device, rng):
+    """start() submits without waiting and wait() completes it: two lists in flight at once give
+    their own results; recording into, or starting, a list in flight is refused."""
+    dcr = DepthSpaceOrder.DEPTH_COLUMN_ROW
+    small, big = TensorDesc(DataType.FLOAT32, (1, 4, 8, 8)), TensorDesc(DataType.FLOAT32, (1, 1, 16, 16))
+    d2s = device.create_operator(dmlvk.DepthToSpace1Desc(small, big, 2, dcr))
+    xs = [rng.standard_normal((1, 4, 8, 8)).astype(np.float32) for _ in range(2)]
+    ins, outs = [device.upload(x) for x in xs], [device.buffer(1024) for _ in xs]
+    lists = [dmlvk.CommandList(device).record(d2s, [i], [o]) for i, o in zip(ins, outs)]
+    for cl in lists:
+        cl.start()
+    with pytest.raises(RuntimeError, match="running"):
+        lists[0].record(d2s, [ins[0]], [outs[0]])
+    with pytest.raises(RuntimeError, match="already running"):
+        lists[0].start()
+    versions = [o.version for o in outs]
+    for cl in lists:
+        cl.wait()
+    for x, o, v in zip(xs, outs, versions):
+        assert np.array_equal(o.numpy(np.float32, (1, 1, 16, 16)), reference.depth_to_space(x, 2, "DCR"))
+        assert o.version == v + 1
+    lists[0].wait()                                   # nothing in flight: nothing happens
+    assert outs[0].version == versions[0] + 1
+
+
 def test_command_list_independent_operators_share_a_barrier_free_stretch(device):
     d2s = d2s_op(device)
     bufs = [device.buffer(4096) for _ in range(4)]

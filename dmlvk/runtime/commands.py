@@ -106,6 +106,13 @@ class Program:
     def run(self) -> None:
         self.device.submit(self._seq)
 
+    def start(self) -> None:
+        """Submit without waiting: wait() before reading the results or running it again."""
+        self.device.submit_async(self._seq)
+
+    def wait(self) -> None:
+        self.device.wait_for(self._seq)
+
     @property
     def sequence(self):
         """The recorded kp.Sequence (what a bare kp-level eval runs: the benchmark's floor)."""
@@ -161,7 +168,8 @@ class CommandList:
         self._uploads: List[Buffer] = []
         self._downloads: List[Buffer] = []
         self._program = None
-        self._lock = threading.Lock()
+        self._in_flight = False
+        self._lock = threading.RLock()
         self._barriers = True       # tests turn them off to show that they are needed
 
     def __len__(self):
@@ -184,6 +192,8 @@ class CommandList:
                 raise ValueError(f"{getattr(op, 'operator_name', 'operator')}: a scale, zero-point or bias "
                                  f"tensor is written by an operator of the same command list; its values "
                                  f"are read on the host before the list runs")
+            if self._in_flight:
+                raise RuntimeError("this command list is running: wait() before recording more")
             self._calls.append(call)
             self._program = None
         return self
@@ -193,6 +203,8 @@ class CommandList:
         to the device before the recorded operators run, the downloads' device memory read back
         into it after them (for callers that fill and read the staging themselves)."""
         with self._lock:
+            if self._in_flight:
+                raise RuntimeError("this command list is running: wait() before adding transfers")
             self._uploads += list(uploads)
             self._downloads += list(downloads)
             self._program = None
@@ -209,6 +221,15 @@ class CommandList:
         return self._program
 
     def execute(self) -> None:
+        """Run everything recorded, in one submission, and wait for it."""
+        with self._lock:
+            self.start()
+            self.wait()
+
+    def start(self) -> None:
+        """execute() without waiting for the GPU: the submission is in flight until wait(), which must
+        come before the outputs are read, the inputs rewritten or the list started again. Other
+        submissions (another command list's, say) may run meanwhile."""
         with self._lock:
             if not self._calls:
                 return
@@ -218,7 +239,18 @@ class CommandList:
                 self._program = Program(self.device, self.dispatches,
                                         uploads=self._uploads + [b for c in self._calls for b in c.uploads],
                                         downloads=self._downloads, barriers=self._barriers)
-            self._program.run()
+            if self._in_flight:
+                raise RuntimeError("this command list is already running: wait() for it first")
+            self._program.start()
+            self._in_flight = True
+
+    def wait(self) -> None:
+        """Wait for the submission start() made; the outputs are then written."""
+        with self._lock:
+            if not self._in_flight:
+                return
+            self._in_flight = False
+            self._program.wait()
             for c in self._calls:
                 for b in c.outputs:
                     b.version += 1

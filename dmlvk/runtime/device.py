@@ -412,6 +412,18 @@ class Device:
         with self.lock:
             seq.eval()
 
+    def submit_async(self, seq) -> None:
+        """Submit a recorded kp sequence without waiting for it (wait_for() before reading its
+        results or submitting it again); other submissions may follow meanwhile."""
+        self._check_process()
+        with self.lock:
+            seq.eval_async()
+
+    def wait_for(self, seq) -> None:
+        """Wait for a sequence submitted by submit_async (the GIL and the device's lock are free
+        meanwhile)."""
+        seq.eval_await()
+
     def _sync(self, tensor, to_device: bool) -> None:
         self._check_process()
         op = kp.OpTensorSyncDevice([tensor]) if to_device else kp.OpTensorSyncLocal([tensor])
