@@ -847,24 +847,38 @@ def _device_qdq(n: _Node, x_shape: tuple, x_dt, out_dt, consts: dict, dev: Devic
     return QuantizeLinearDesc(quantize, x_shape, q_dt, axis)
 
 
-_PARALLEL_COPY_BYTES = 16 << 20
+# Host copies of frames into and out of staging from this size on run in pieces on a pool of threads
+# (numpy copies without the GIL), pieces of at least _COPY_PIECE bytes.
+_PARALLEL_COPY_BYTES = 1 << 20
+_COPY_PIECE = 256 << 10
+_POOL: list = []
+_POOL_LOCK = threading.Lock()
+
+
+def _copy_pool():
+    """The copy threads (min(8, CPUs)), made at first use and kept."""
+    with _POOL_LOCK:
+        if not _POOL:
+            from concurrent.futures import ThreadPoolExecutor
+            _POOL.append(ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="dmlvk-copy"))
+        return _POOL[0]
 
 
 def _copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """dst[...] = src for C-contiguous arrays of one size; large ones in pieces on several threads
-    (numpy copies without the GIL), so that the page faults of a fresh output array and the copy
-    itself (a 1080p batch of 8 is 265 MB of float32) use several cores."""
-    threads = min(8, os.cpu_count() or 1)
+    """dst[...] = src for C-contiguous arrays of one size; from _PARALLEL_COPY_BYTES on, in pieces on
+    several threads, so that the page faults of a fresh output array and the copy itself (a frame's
+    float32 staging is memory the device maps) use several cores."""
+    threads = min(8, os.cpu_count() or 1, src.nbytes // _COPY_PIECE)
     if src.nbytes < _PARALLEL_COPY_BYTES or threads < 2:
         np.copyto(dst, src)
         return
     d, s = dst.reshape(-1).view(np.uint8), src.reshape(-1).view(np.uint8)
     bounds = [len(s) * i // threads // 4096 * 4096 for i in range(threads)] + [len(s)]
-    workers = [threading.Thread(target=np.copyto, args=(d[a:b], s[a:b])) for a, b in zip(bounds, bounds[1:])]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    pool = _copy_pool()
+    done = [pool.submit(np.copyto, d[a:b], s[a:b]) for a, b in zip(bounds[1:-1], bounds[2:])]
+    np.copyto(d[:bounds[1]], s[:bounds[1]])          # the first piece on this thread
+    for f in done:
+        f.result()
 
 
 def _conv_integer(n: _Node, x_shape: tuple, dt, consts: dict, dev: Device):

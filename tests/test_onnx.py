@@ -467,8 +467,8 @@ def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):
 
 
 def test_large_frames_in_and_out(device, rng):
-    # Past 16 MB the session copies frames into and out of staging memory on several threads:
-    # every byte must arrive (a size that is no multiple of the pieces' alignment).
+    # From 1 MB on the session copies frames into and out of staging memory in pieces on several
+    # threads: every byte must arrive (a size that is no multiple of the pieces' alignment).
     shape = (1, 5, 1021, 1031)
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
              helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"])]
@@ -480,6 +480,13 @@ def test_large_frames_in_and_out(device, rng):
     assert x.nbytes > 16 << 20
     got, = InferenceSession(model, device=device).run(None, {"x": x})
     assert np.array_equal(got, run_ort(model, {"x": x})[0])
+    small = x[:, :1, :301, :1031]                   # 1.2 MB: a few pieces, the last a partial one
+    small = np.ascontiguousarray(small)
+    mid = helper.make_model(helper.make_graph(nodes, "mid", [helper.make_tensor_value_info("x", TensorProto.FLOAT, small.shape)],
+                                              [helper.make_tensor_value_info("d", TensorProto.FLOAT, small.shape)],
+                                              list(g.initializer)), opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    got, = InferenceSession(mid, device=device).run(None, {"x": small})
+    assert np.array_equal(got, run_ort(mid, {"x": small})[0])
 
 
 def test_quantize_without_a_zero_point_input(device, rng):
