@@ -142,7 +142,8 @@ def _conv_case(n, c, h, w, m, kh, kw, s, d, pa, pb, g, xdt, wdt, ydt, in_strides
     one = (1, 1, 1, 1)
     t = {"Input": tensor(xdt, (n, c, h, w), in_strides), "InputScale": tensor(f32, one),
          "InputZeroPoint": tensor(xdt, one), "Filter": tensor(wdt, (m, c // g, kh, kw)),
-         "FilterScale": tensor(f32, (1, m, 1, 1) if per_channel else one), "FilterZeroPoint": tensor(wdt, one),
+         "FilterScale": tensor(f32, (1, m, 1, 1) if per_channel else one),
+         "FilterZeroPoint": tensor(wdt, (1, m, 1, 1) if per_channel else one),   # its scale's Sizes
          "Bias": tensor(DataType.INT32, (1, m, 1, 1)), "OutputScale": tensor(f32, one),
          "OutputZeroPoint": tensor(ydt, one), "Output": tensor(ydt, (n, m, oh, ow), out_strides)}
     return {"family": "conv", "tensors": t, "strides": list(s), "dilations": list(d), "start": list(pa),
@@ -236,6 +237,7 @@ def all_cases():
 def record() -> list:
     rows = []
     for case in all_cases():
+        # every benchmark layer must be valid: a case the validation refuses records nothing
         desc = description(case)
         try:
             desc.validate(FeatureLevel.FL_6_4)
