@@ -329,6 +329,33 @@ def test_narrow_groups_rows_kernel_is_exact(device, rng, types, products):
         done += 1
 
 
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.int8, np.int8),
+                                   (np.uint8, np.uint8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_single_input_channel_rows_kernel_is_exact(device, rng, types):
+    """One input channel to many output channels (a super-resolution network's first layer, 5 x 5
+    1 -> 64 there) through the rows kernel, as GPUs run it (forced here: CPU devices take their own
+    kernel from 8 output channels): random windows, 2 to 64 output channels, one group or several,
+    with both ways to multiply where the device has dot products; against the reference."""
+    ways = ["conv.depthwise.rows"] + (["conv.depthwise.dot"] if device.capabilities.integer_dot_product else [])
+    done = 0
+    while done < 6:
+        kernel = (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+        window = word_row_window(rng, kernel, 3, 16)
+        if window is None:
+            continue
+        dil, st, pads, h, w = window
+        way = ways[done % len(ways)]
+        if way == "conv.depthwise.dot" and (kernel[1] > 4 or dil[1] != 1):
+            way = "conv.depthwise.rows"
+        groups, mg = int(rng.choice([1, 1, 2])), int(rng.choice([2, 8, 16, 64]))
+        with device.variants(force=way):
+            k = depthwise_case(device, rng, types, int(rng.integers(1, 3)), groups, h, w, kernel, st, dil, pads,
+                               done % 2, False, cg=1, mg=mg)
+        assert k.variant == way, k
+        done += 1
+
+
 def test_narrow_groups_rows_kernel_limits(device, products):
     """Narrow groups at the rows kernel's limit: 4 input channels x 4 x 4 taps = 64 products of
     (255 - 0) * (-128 - 127) each, exact; 4 x 17 = 68 products take another kernel; groups of

@@ -138,13 +138,14 @@ def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=()) -
 def _plan(d, sel: Selection) -> tuple:
     """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
     depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
-    COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups take
-    the depthwise rows kernel except where the CPU kernel applies."""
+    COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups (fewer
+    than COOPMAT_MIN_INPUT_CHANNELS input channels a group, one included) take the depthwise rows
+    kernel except where the CPU kernel applies."""
     if d.off_formula():
         return [_portable(d, sel)], ()
     depthwise = _depthwise_kernel(d, sel) if sel.may(*_DEPTHWISE) else None
     cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
-    if depthwise is not None and (d.conv_params()["filter"][1] == 1 or cpu is None):
+    if depthwise is not None and cpu is None:
         return [depthwise], ()
     geo = _packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk") else None
     if geo is None:
@@ -253,7 +254,7 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
     geo = d.conv_params()
     m, cg, kh, kw = geo["filter"]
     depthwise = cg == 1 and m == d.group_count
-    if not (depthwise or 1 < cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]) or d.wide_taps():
+    if not (depthwise or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]) or d.wide_taps():
         return None
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
