@@ -251,11 +251,7 @@ class InferenceSession:
         from .arrays import DeviceArray
         if not isinstance(input_feed, dict):
             raise TypeError(f"input_feed must be a dict of name: array, got {type(input_feed).__name__}")
-        names = [o.name for o in self._outputs] if output_names is None else list(output_names)
-        known = {o.name for o in self._outputs}
-        for nm in names:
-            if nm not in known:
-                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        names, known = self._output_names(output_names)
         outputs = dict(outputs or {})
         for nm, v in outputs.items():
             if nm not in known:
@@ -273,6 +269,15 @@ class InferenceSession:
             self._plans.move_to_end(key)
             values = plan.run(feeds)
         return [values[n] for n in names]
+
+    def _output_names(self, output_names: Optional[Sequence[str]]) -> tuple:
+        """(the outputs asked for, all the graph's output names) after checking the former."""
+        names = [o.name for o in self._outputs] if output_names is None else list(output_names)
+        known = {o.name for o in self._outputs}
+        for nm in names:
+            if nm not in known:
+                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        return names, known
 
     def _checked_feeds(self, input_feed: dict) -> dict:
         """{input name: contiguous array or DeviceArray} after the checks of run()."""
@@ -305,11 +310,7 @@ class InferenceSession:
         without double-precision division, say) runs its frames one at a time."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive integer, got {depth!r}")
-        names = [o.name for o in self._outputs] if output_names is None else list(output_names)
-        known = {o.name for o in self._outputs}
-        for nm in names:
-            if nm not in known:
-                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        names, _ = self._output_names(output_names)
         pending: "deque[tuple]" = deque()      # (plan in flight or None, its outputs when done)
         mine: Dict[tuple, list] = {}            # the plans this stream holds, per input signature
         count = 0

@@ -21,6 +21,7 @@ from dmlvk.enums import FeatureLevel  # noqa: E402
 from dmlvk.errors import ValidationError  # noqa: E402
 from dmlvk.runtime.capabilities import Capabilities  # noqa: E402
 from dmlvk.runtime.vkinfo import CooperativeMatrixType  # noqa: E402
+from dmlvk_lab.fuzz import random_layout  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "kernels.json.gz"
 MiB = 1 << 20
@@ -154,17 +155,7 @@ def fuzz_cases(count: int, seed: int):
     """The fuzzer's generator without its hostile mutations: small descriptions of every family and
     layout (packed, gapped, permuted)."""
     rng = np.random.default_rng(seed)
-
-    def layout(sizes):
-        kind = rng.integers(0, 3)
-        if kind == 0:
-            return None
-        order = list(range(len(sizes)))[::-1] if kind == 1 else list(rng.permutation(len(sizes)))
-        strides, acc = [0] * len(sizes), 1
-        for dim in order:
-            strides[dim] = acc
-            acc *= sizes[dim] + int(rng.integers(0, 2))
-        return strides
+    layout = lambda sizes: random_layout(rng, sizes)       # packed, gapped or permuted
 
     for _ in range(count):
         family = ["d2s", "s2d", "d2s1", "s2d1", "conv"][rng.integers(0, 5)]

@@ -1,9 +1,12 @@
 """Where a frame's time goes in InferenceSession.run and run_stream on the ESPCN model: the input
-copy into staging, the submission and wait, the output copy out (wall clock, median of 20 frames).
+copy into staging, the submission and wait, the output copy out (wall clock, median of 20 frames);
+with --profile, cProfile's table of run_stream over 60 frames instead.
 
-    python tools/stream_probe.py [--height H] [--width W] [--batch N]"""
+    python tools/stream_probe.py [--height H] [--width W] [--batch N] [--profile]"""
 import argparse
+import cProfile
 import os
+import pstats
 import sys
 import time
 
@@ -21,11 +24,20 @@ def main():
     ap.add_argument("--height", type=int, default=540)
     ap.add_argument("--width", type=int, default=960)
     ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--profile", action="store_true", help="cProfile's table of run_stream instead")
     a = ap.parse_args()
     dev = Device()
     session = onnx.InferenceSession(onnx_models.quantize(onnx_models.espcn(2), onnx_models.calibration_frames()),
                                     device=dev)
     x = np.concatenate(onnx_models.calibration_frames(a.batch, a.height, a.width, seed=3))
+    if a.profile:
+        list(session.run_stream(None, [{"x": x}] * 4))
+        prof = cProfile.Profile()
+        prof.enable()
+        list(session.run_stream(None, [{"x": x}] * 60))
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(14)
+        return
     times = {}
     real = {name: getattr(commands.CommandList, name) for name in ("start", "wait")}
     real_copy = onnx._copy

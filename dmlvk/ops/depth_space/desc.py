@@ -130,8 +130,20 @@ def _order_field(order):
         return order        # kept as given; validation rejects it as DirectML would
 
 
+class _Ordered:
+    """The "1" operators' Order member: kept as a DepthSpaceOrder where it is one (validation
+    rejects other values as DirectML does)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", _order_field(self.order))
+
+    @property
+    def effective_order(self):
+        return self.order
+
+
 @dataclass(frozen=True)
-class DepthToSpace1Desc(_DepthSpaceDesc):
+class DepthToSpace1Desc(_Ordered, _DepthSpaceDesc):
     """DML_DEPTH_TO_SPACE1_OPERATOR_DESC (FL 2_1)."""
     input_tensor: Optional[TensorDesc]
     output_tensor: Optional[TensorDesc]
@@ -141,16 +153,9 @@ class DepthToSpace1Desc(_DepthSpaceDesc):
     depth_to_space = True
     min_level = FeatureLevel.FL_2_1
 
-    def __post_init__(self):
-        object.__setattr__(self, "order", _order_field(self.order))
-
-    @property
-    def effective_order(self):
-        return self.order
-
 
 @dataclass(frozen=True)
-class SpaceToDepth1Desc(_DepthSpaceDesc):
+class SpaceToDepth1Desc(_Ordered, _DepthSpaceDesc):
     """DML_SPACE_TO_DEPTH1_OPERATOR_DESC (FL 2_1)."""
     input_tensor: Optional[TensorDesc]
     output_tensor: Optional[TensorDesc]
@@ -159,10 +164,3 @@ class SpaceToDepth1Desc(_DepthSpaceDesc):
     operator_type = OperatorType.SPACE_TO_DEPTH1
     depth_to_space = False
     min_level = FeatureLevel.FL_2_1
-
-    def __post_init__(self):
-        object.__setattr__(self, "order", _order_field(self.order))
-
-    @property
-    def effective_order(self):
-        return self.order
