@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass
@@ -672,6 +673,7 @@ class _Plan:
             self.steps[-1][1].append((op, bind, n))
         self._programs = {}
         self._in_flight = None
+        self._returned: Dict[str, list] = {}      # finish()'s output arrays, to reuse once let go
 
     def run(self, feeds: dict) -> dict:
         from .arrays import DeviceArray
@@ -731,7 +733,7 @@ class _Plan:
         commands, _, produced = self._programs[0]
         commands.wait()
         values.update(produced)
-        return {o.name: self._host(values, o.name) for o in self.session._outputs}
+        return {o.name: self._host(values, o.name, recycle=True) for o in self.session._outputs}
 
     def device_work(self) -> tuple:
         """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
@@ -740,7 +742,9 @@ class _Plan:
         commands = self._programs[index][0]
         return commands.program, commands.dispatches
 
-    def _host(self, values: dict, name: str) -> np.ndarray:
+    def _host(self, values: dict, name: str, recycle: bool = False) -> np.ndarray:
+        """The value as a numpy array (copied out of staging); recycle: into an array this plan
+        returned before that nobody else holds any more (no page faults of fresh memory)."""
         v = values[name]
         if isinstance(v, _Dev):
             nbytes = int(np.prod(v.shape)) * v.dtype.itemsize
@@ -748,9 +752,27 @@ class _Plan:
                 v = values[name] = v.buffer.read()[:nbytes].view(v.dtype).reshape(v.shape)
                 return v
             staged = v.buffer.host[:nbytes].view(v.dtype).reshape(v.shape)
-            v = values[name] = np.empty_like(staged)
+            v = self._free_array(name, staged) if recycle else None
+            if v is None:
+                v = np.empty_like(staged)
+                if recycle:
+                    self._returned.setdefault(name, []).append(v)
+            values[name] = v
             _copy(v, staged)
         return v
+
+    def _free_array(self, name: str, like: np.ndarray) -> Optional[np.ndarray]:
+        """An array returned for output `name` earlier, of like's shape and dtype, that only this
+        plan still refers to (no views of it either: a view holds its base), or None. At most
+        _RECYCLED arrays an output are kept for this."""
+        kept = self._returned.setdefault(name, [])
+        for a in kept:
+            # the list's reference, the loop variable's and getrefcount's argument: nobody else's
+            if sys.getrefcount(a) <= 3 and a.shape == like.shape and a.dtype == like.dtype:
+                return a
+        if len(kept) >= _RECYCLED:
+            kept.pop(0)
+        return None
 
     def _run_device(self, index: int, calls: list, values: dict) -> None:
         """One device stretch: its inputs uploaded, its operators run, what later host steps and
@@ -851,6 +873,7 @@ def _device_qdq(n: _Node, x_shape: tuple, x_dt, out_dt, consts: dict, dev: Devic
 # Host copies of frames into and out of staging from this size on run in pieces on a pool of threads
 # (numpy copies without the GIL), pieces of at least _COPY_PIECE bytes.
 _PARALLEL_COPY_BYTES = 1 << 20
+_RECYCLED = 4                # output arrays a stream's plan keeps to reuse, per output
 _COPY_PIECE = 256 << 10
 _POOL: list = []
 _POOL_LOCK = threading.Lock()

@@ -225,6 +225,10 @@ def test_run_stream_gives_each_frame_its_own_outputs(device, espcn_models, depth
     assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
     again = [o[0] for o in session.run_stream(["y"], [{"x": f} for f in frames[::-1]], depth=depth)]
     assert all(np.array_equal(a, b) for a, b in zip(again, want[::-1]))
+    views = [o[0][:, :, ::2] for o in session.run_stream(None, ({"x": f} for f in frames), depth=depth)]
+    assert all(np.array_equal(v, w[:, :, ::2]) for v, w in zip(views, want))      # a view keeps its array
+    for o, w in zip(session.run_stream(None, ({"x": f} for f in frames), depth=depth), want):
+        assert np.array_equal(o[0], w)                   # let go at once: the arrays are reused
     stream = session.run_stream(None, ({"x": f} for f in frames), depth=depth)
     assert np.array_equal(next(stream)[0], want[0])
     stream.close()                                      # frames in flight are waited for
