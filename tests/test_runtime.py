@@ -123,8 +123,8 @@ def test_command_list_independent_operators_share_a_barrier_free_stretch(device)
     cl = dmlvk.CommandList(device).record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl.execute()
     assert cl.barriers == 1
-    cl = dmlvk.CommandList(device).record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
-    cl._barriers = False                        # as timing's back-to-back runs: none at all
+    cl = dmlvk.CommandList(device, barriers=False)      # as timing's back-to-back runs: none at all
+    cl.record(d2s, [bufs[0]], [bufs[1]]).record(d2s, [bufs[2]], [bufs[3]])
     cl.execute()
     assert cl.barriers == 0
 
@@ -240,16 +240,14 @@ def test_barriers_are_needed_and_sufficient(barriers):
         s2d = dev.create_operator(dmlvk.SpaceToDepth1Desc(TD(DT.FLOAT32, (1, 4, 16, 16)), TD(DT.FLOAT32, (1, 16, 8, 8)), 2, O.DEPTH_COLUMN_ROW))
         x = np.arange(1024, dtype=np.float32)
         a, b, c = dev.upload(x), dev.buffer(4096), dev.buffer(4096)
-        cl = dmlvk.CommandList(dev)
-        cl._barriers = {barriers}
+        cl = dmlvk.CommandList(dev, barriers={barriers})
         cl.record(d2s, [a], [b]).record(s2d, [b], [c])
         for i in range(3):
             a.write(x + i)
             cl.execute()
         # Write after read: the second operator overwrites what the first one reads.
         d = dev.buffer(4096)
-        war = dmlvk.CommandList(dev)
-        war._barriers = {barriers}
+        war = dmlvk.CommandList(dev, barriers={barriers})
         war.record(d2s, [a], [b]).record(s2d, [d], [a]).execute()
         # Dependent dispatches inside one operator (the convolution's filter packing, then the
         # convolution) and inside a whole ONNX model's submission keep their barriers regardless.

@@ -162,7 +162,9 @@ class CommandList:
     order, with barriers between dependent dispatches. Execute again after the Buffers' contents
     change. Recording checks the bindings as CompiledOperator.execute does."""
 
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, barriers: bool = True):
+        """barriers=False records no barriers at all (timing back-to-back runs, and the tests that
+        show the barriers are needed); results are then undefined where dispatches depend."""
         self.device = device
         self._calls: List[BoundCall] = []
         self._uploads: List[Buffer] = []
@@ -170,7 +172,7 @@ class CommandList:
         self._program = None
         self._in_flight = False
         self._lock = threading.RLock()
-        self._barriers = True       # tests turn them off to show that they are needed
+        self._barriers = bool(barriers)
 
     def __len__(self):
         return len(self._calls)
