@@ -1,7 +1,7 @@
 """Benchmark harness: dmlvk's operators against the device's own copy bandwidth and against the
 peers users would otherwise pick (each peer in its own process: see dmlvk_lab/bench_peers.py).
 
-    python -m dmlvk bench [--device N] [--out DIR] [--sizes MiB,...] [--repeats R] [--no-peers]
+    python -m dmlvk_lab bench [--device N] [--out DIR] [--sizes MiB,...] [--repeats R] [--no-peers]
 
 Writes DIR/bench-<device>.json (every figure), DIR/bench-<device>.md (tables) and, when matplotlib
 is installed, DIR/bench-<device>-*.png (charts). Kernel times are GPU timestamps around the

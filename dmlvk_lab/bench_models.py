@@ -1,7 +1,7 @@
 """Frames per second of a quantized ESPCN-style super-resolution model (dmlvk_lab.onnx_models:
 Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace 2, quantized by onnxruntime's
 quantize_static) run by dmlvk.onnx, next to onnxruntime on the CPU and the float16 PyTorch
-network on CUDA, in the same run. `python -m dmlvk bench --only models` writes
+network on CUDA, in the same run. `python -m dmlvk_lab bench --only models` writes
 benchmarks/models-DEVICE.json and .md.
 
 Five dmlvk figures per case: the device work alone (GPU timestamps of the recorded stretch, its

@@ -2,8 +2,8 @@
 (rows) against the devices (columns), with what DirectML documents for each row, a heat map of it,
 and the committed benchmarks of those devices as charts.
 
-    python -m dmlvk report --device all          # every device here, one page
-    python -m dmlvk report --merge A.json B.json # per-device reports made on other machines"""
+    python -m dmlvk_lab report --device all          # every device here, one page
+    python -m dmlvk_lab report --merge A.json B.json # per-device reports made on other machines"""
 from __future__ import annotations
 
 import base64

@@ -1,6 +1,6 @@
 """Portability report against DirectML, device by device:
 
-    python -m dmlvk report [--device N|all] [--out DIR] [--cases N] [--seed S]
+    python -m dmlvk_lab report [--device N|all] [--out DIR] [--cases N] [--seed S]
 
 For each selected Vulkan device: DirectML's documented examples, ONNX's node conformance cases,
 randomised differential runs against onnxruntime and onnx.reference, the validation matrix of

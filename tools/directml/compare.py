@@ -1,7 +1,7 @@
 """dmlvk against the real DirectML, as tallies: the validation matrix's rules (dmlvk_lab.conformance) and
 fuzzed descriptions accepted or rejected alike, and executions whose whole output buffers (gaps
 included) are equal byte for byte, per operator and data type. tests/test_directml.py asserts on
-these tallies; `python -m dmlvk report` shows them in its "DirectML itself" section.
+these tallies; `python -m dmlvk_lab report` shows them in its "DirectML itself" section.
 
 The divergences dmlvk keeps on purpose are named here (README, "Semantics choices"): a case that
 differs in one of them is counted under its name, never as agreement."""
