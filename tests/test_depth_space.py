@@ -39,6 +39,11 @@ def _random_shape(rng, d2s: bool, b: int):
     return (n, cs * b * b, h, w) if d2s else (n, cs, h * b, w * b)
 
 
+def C(kernel) -> dict:
+    """A kernel's specialization constants by name (its variant's table entry)."""
+    return TABLE[kernel.variant].constants(kernel)
+
+
 def runs(desc, variant, device=None) -> bool:
     """Whether the named variant can run the description (on the device's capabilities)."""
     try:
@@ -312,11 +317,11 @@ def test_element_variants_agree(device, portable_device, data_type, kinds):
                          for dev in (device, portable_device)]
                 fast, portable = (d.kernel(dev.capabilities) for d, dev in zip(descs, (device, portable_device)))
                 assert portable.defines == ()
-                if portable.spec[-1] != 2:
+                if C(portable)["MODE"] != 2:
                     continue      # the random shape made the layout nested after all (MODE 1)
                 atomics += 1
                 if storage:
-                    assert fast.defines == (("SMALL_STORE_BITS", data_type.bits),) and fast.spec[-1] == 3
+                    assert fast.defines == (("SMALL_STORE_BITS", data_type.bits),) and C(fast)["MODE"] == 3
     assert atomics >= 4
 
 
@@ -398,8 +403,8 @@ def test_channel_last_path_every_order_block_and_width(device, rng, eb):
                     k = desc.kernel(device.capabilities)
                     taken += k.shader in ("depth_space_nhwc", "depth_space_lanes")
                     lanes += k.shader == "depth_space_lanes"
-                    if k.shader == "depth_space_nhwc" and k.spec[5] == 1 and b == 3:
-                        assert eb > 2 or k.spec[4] == 4, k    # odd B, 1- and 2-byte elements: 4-byte vectors
+                    if k.shader == "depth_space_nhwc" and C(k)["BLOCKS"] == 1 and b == 3:
+                        assert eb > 2 or C(k)["VEC_BYTES"] == 4, k    # odd B, 1- and 2-byte elements: 4-byte vectors
                         odd_blocks += eb <= 2
                     elif k.shader == "depth_space_lanes" and d2s and b == 3:
                         odd_blocks += 1
@@ -460,7 +465,7 @@ def test_rows_path_paired_b4_chunks(device, portable_device, rng, data_type):
                     kern = desc.kernel(dev.capabilities)
                     assert kern.shader == "depth_space_rows", kern
                     if dev is device:
-                        assert kern.defines == (("PAIRED", 1),) and kern.spec[4] == k and kern.count == 420, kern
+                        assert kern.defines == (("PAIRED", 1),) and C(kern)["K"] == k and kern.count == 420, kern
                     else:
                         assert kern.defines == () and kern.count == 840, kern     # 16-byte chunks or halves
 
@@ -474,7 +479,7 @@ def test_rows_path_block_row_major_space_to_depth(device, portable_device, rng, 
     for depth-to-space, B = 2 or staged chunks."""
     eb = data_type.bits // 8
     k = max(1, 8 // eb)
-    row_major = lambda desc, **tuning: desc.kernel(device.capabilities, tuning=tuning).spec[9]
+    row_major = lambda desc, **tuning: C(desc.kernel(device.capabilities, tuning=tuning))["BLOCK_ROW_MAJOR"]
     space, depth = (2, 3, 12, 12 * k), (2, 48, 3, 3 * k)
     small = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, space), TensorDesc(data_type, depth), 4,
                                     DepthSpaceOrder.COLUMN_ROW_DEPTH)
@@ -492,7 +497,7 @@ def test_rows_path_block_row_major_space_to_depth(device, portable_device, rng, 
                     desc = run_case(dev, rng, dmlvk.SpaceToDepth1Desc, data_type, b, order, in_kind, out_kind,
                                     shape=space, tuning=low)
                     kern = desc.kernel(dev.capabilities, tuning=low)
-                    assert kern.shader == "depth_space_rows" and kern.spec[9] == 1, kern
+                    assert kern.shader == "depth_space_rows" and C(kern)["BLOCK_ROW_MAJOR"] == 1, kern
         d2s = dmlvk.DepthToSpace1Desc(TensorDesc(data_type, depth), TensorDesc(data_type, space), b, order)
         assert not row_major(d2s, **low)
     space = (1, 2, 8, 8 * k)
@@ -504,7 +509,7 @@ def test_rows_path_block_row_major_space_to_depth(device, portable_device, rng, 
         staged = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 2, 9, 48)), TensorDesc(data_type, (1, 18, 3, 16)), 3,
                                          DepthSpaceOrder.COLUMN_ROW_DEPTH)
         kern = staged.kernel(device.capabilities, tuning=low)
-        assert kern.variant == "rows.staged" and kern.spec[9] == 0, kern
+        assert kern.variant == "rows.staged" and C(kern)["BLOCK_ROW_MAJOR"] == 0, kern
 
 
 def _nhwc_gapped(sizes, pixel_pad, row_pad, image_pad):
@@ -575,7 +580,7 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
     eb = data_type.bits // 8
     s2d = dmlvk.SpaceToDepth1Desc(TensorDesc(data_type, (1, 7, 39, 48)), TensorDesc(data_type, (1, 63, 13, 16)), 3,
                                   DepthSpaceOrder.DEPTH_COLUMN_ROW)
-    assert s2d.kernel().spec[6] == 0                   # small: each invocation loads its own chunk
+    assert C(s2d.kernel())["STAGED"] == 0                # small: each invocation loads its own chunk
     low = {"ROWS_STAGED_S2D_ABOVE": 0}
     widths = [16, max(1, 8 // eb)] + ([4 // eb] if eb <= 4 else [])
     for d2s, desc_cls in ((True, dmlvk.DepthToSpace1Desc), (False, dmlvk.SpaceToDepth1Desc)):
@@ -591,10 +596,10 @@ def test_rows_path_staged_chunks_across_workgroups(device, rng, data_type):
                     assert k.count % 256 if w == 16 else k.count == 273, k
                     packed = (out_kind if d2s else in_kind) == "packed"      # the space side
                     staged = d2s or (eb >= 4 and packed)
-                    assert k.spec[6] == staged and k.spec[7] == staged, k
+                    assert C(k)["STAGED"] == staged and C(k)["SUBGROUP_STAGED"] == staged, k
                     # a packed space side moves as runs of 16-byte vectors (FLAT), one with gaps
                     # chunk by chunk
-                    assert k.spec[8] == (staged and packed), k
+                    assert C(k)["FLAT"] == (staged and packed), k
 
 
 @pytest.mark.parametrize("eb", [1, 2])
@@ -621,7 +626,7 @@ def test_channel_last_dcr_runs_of_narrow_pixels(device, rng, eb):
                 if tiled and vec < 16:
                     assert k.variant == "nhwc.tiled", (desc, k)
                 else:
-                    assert k.shader == "depth_space_nhwc" and k.spec[4] == vec and k.variant != "nhwc.tiled", (desc, k)
+                    assert k.shader == "depth_space_nhwc" and C(k)["VEC_BYTES"] == vec and k.variant != "nhwc.tiled", (desc, k)
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda o: o.name)
@@ -644,7 +649,7 @@ def test_channel_last_row_segments(device, rng, eb, order):
                 assert (k.variant == "nhwc.segments") == segments, (desc, k)
                 if segments:
                     taken += 1
-                    assert k.spec[4:7] == (16, 1, cs) and k.count == 2 * 3 * 8, k
+                    assert (C(k)["VEC_BYTES"], C(k)["BLOCKS"], C(k)["SEG"]) == (16, 1, cs) and k.count == 2 * 3 * 8, k
                     other = desc.kernel(device.capabilities, tuning={"nhwc.segments": False})
                     assert other.variant != "nhwc.segments"
                     run_case(device, rng, dmlvk.DepthToSpace1Desc, dt, b, order, *kinds, shape=shape,
@@ -690,13 +695,13 @@ def test_channel_last_crd_staged(device, rng, eb):
                     xt = k.push[11]
                     ragged += wd > xt and wd % xt != 0
                     # the space side's rows, and with an odd B the depth side's pixels
-                    assert k.count % k.local_size == 0 and k.spec[7] * 4 <= max(tile_bytes * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
-                    assert k.spec[11] == b % 2, k
+                    assert k.count % k.local_size == 0 and C(k)["TILE_WORDS"] * 4 <= max(tile_bytes * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
+                    assert C(k)["DEPTH_TILE"] == b % 2, k
                     # even B with 16-byte vectors: rows whole vectors apart, their words rotated;
                     # else rows an odd number of words apart
                     row_words = xt * b * cs * eb // 4
-                    rotate = b % 2 == 0 and k.spec[4] == 16
-                    assert k.spec[12] == rotate and k.push[15] == (row_words if rotate else row_words | 1), k
+                    rotate = b % 2 == 0 and C(k)["VEC_BYTES"] == 16
+                    assert C(k)["ROTATE"] == rotate and k.push[15] == (row_words if rotate else row_words | 1), k
                     rotated += rotate
                     # odd B, where wide enough: a unit (a space-side word) for every invocation
                     if b % 2 and wd * cs * eb >= 4 * k.local_size:
@@ -722,7 +727,7 @@ def test_channel_last_crd_staged(device, rng, eb):
                 desc = run_case(device, rng, desc_cls, dt, 3, order, in_strides, out_strides, shape=shape,
                                 force="nhwc.staged")
                 k = desc.kernel(device.capabilities, force="nhwc.staged")
-                forced += k.variant == "nhwc.staged" and k.spec[11] == 1
+                forced += k.variant == "nhwc.staged" and C(k)["DEPTH_TILE"] == 1
                 assert k.push[11] * cs * eb >= 4 * k.local_size, k      # a unit for every invocation
     assert forced == 8, forced
 
@@ -753,10 +758,10 @@ def test_channel_last_tiles(device, rng, eb):
                             k = desc.kernel(device.capabilities, force="nhwc.tiled")
                             taken += 1
                             ragged += wd % k.push[11] != 0 and wd > k.push[11]
-                            assert k.count % k.local_size == 0 and k.spec[7] * 4 <= TABLE.tuning["TILED_MAX_BYTES"], k
+                            assert k.count % k.local_size == 0 and C(k)["TILE_WORDS"] * 4 <= TABLE.tuning["TILED_MAX_BYTES"], k
                             words = cs * b * b * eb // 4
-                            swizzle = d2s and eb == 4 and k.spec[4] == 16 and words >= 32 and words & (words - 1) == 0
-                            assert k.spec[13] == (words.bit_length() - 1 if swizzle else 0), k
+                            swizzle = d2s and eb == 4 and C(k)["VEC_BYTES"] == 16 and words >= 32 and words & (words - 1) == 0
+                            assert C(k)["SWIZZLE"] == (words.bit_length() - 1 if swizzle else 0), k
                             swizzled += swizzle
                             run_case(device, rng, desc_cls, dt, b, order, *strides, shape=shape, force="nhwc.tiled")
     assert taken >= 90 and ragged >= 20 and swizzled == (24 if eb == 4 else 0), (taken, ragged, swizzled)
@@ -781,8 +786,8 @@ def test_channel_last_dcr_input_order(device, rng, dt):
                                     tuning=tuning)
                     k = desc.kernel(device.capabilities, tuning=tuning)
                     assert k.variant in ("nhwc.direct", "nhwc.input_order"), (desc, k)
-                    assert k.spec[14] == (in_order and not (eb == 8 and b == 2)), k
-                    taken += k.spec[14]
+                    assert C(k)["IN_ORDER"] == (in_order and not (eb == 8 and b == 2)), k
+                    taken += C(k)["IN_ORDER"]
     assert taken == (8 if eb == 8 else 12), taken
 
 
@@ -810,8 +815,8 @@ def test_channel_last_s2d_input_order(device, rng, dt):
                     k = desc.kernel(device.capabilities, tuning=tuning)
                     if k.variant not in ("nhwc.direct", "nhwc.input_order"):
                         continue                                    # lanes or tiles
-                    assert k.spec[14] == (want and in_order), (desc, k)
-                    taken += k.spec[14]
+                    assert C(k)["IN_ORDER"] == (want and in_order), (desc, k)
+                    taken += C(k)["IN_ORDER"]
     assert taken >= 4, taken
 
 
@@ -870,7 +875,7 @@ def test_channel_last_tiles_where_they_win(device):
         if not kind.startswith("nhwc"):
             continue
         k = depth_space_desc(case).kernel(device.capabilities)
-        if k.shader == "depth_space_nhwc" and k.spec[5] == 3:
+        if k.shader == "depth_space_nhwc" and C(k)["BLOCKS"] == 3:
             tiles.add((d2s, dt.bits // 8, b, order.name[:3], kind))
         if k.shader == "depth_space_lanes":
             lanes.add((d2s, dt.bits // 8, b, order.name[:3], kind))

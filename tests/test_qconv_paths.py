@@ -18,6 +18,7 @@ from dmlvk.runtime.commands import Program
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
 COOPMAT_MIN_CHANNELS = TABLE.tuning["COOPMAT_MIN_CHANNELS"]
+C = lambda kernel: TABLE[kernel.variant].constants(kernel)      # its constants by name
 COOPMAT_MIN_INPUT_CHANNELS = TABLE.tuning["COOPMAT_MIN_INPUT_CHANNELS"]
 FAST = ["qconv_pack_input", "qconv_pack_filter", "qlinear_conv_coopmat"]
 U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
@@ -44,15 +45,15 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     d = conv_desc(2, 40, 9, 7, 48, 3, 3, pads=(1, 1), strides=(2, 1), dil=(1, 2))
     kernels, scratch = d.plan(caps)
     assert [k.shader for k in kernels] == FAST + ["qlinear_conv_splitk"]     # 1 output tile: split-K
-    assert kernels[2].spec[-1] == 9 // 2                        # 9 K steps of 64: slices of 2 steps
+    assert C(kernels[2])["SPLIT"] == 9 // 2                        # 9 K steps of 64: slices of 2 steps
     n, oh, ow = 2, 5, 5
     hp, wp = (oh - 1) * 2 + 2 + 1, (ow - 1) * 1 + 2 * 2 + 1
     assert scratch[0] == n * hp * wp * 64                      # channels padded to 64 (multiple of 32)
     assert scratch[1] == ((2 * 48 + 3) & ~3) * 4 + 64 * (-(-9 * 64 // 64) * 64)
     assert scratch[2] == 4 * (64 + 16) * 128 * 4                # partial tiles and window sums
-    assert kernels[-1].spec[-2] == 0                            # OH * OW = 25: per-byte stores
+    assert C(kernels[-1])["PACKED_OUT"] == 0                          # OH * OW = 25: per-byte stores
     big = conv_desc(32, 64, 28, 28, 64, 3, 3, pads=(1, 1))      # 196 tiles: no split
-    assert [k.shader for k in big.plan(caps)[0]] == FAST and big.plan(caps)[0][-1].spec[-1] == 1
+    assert [k.shader for k in big.plan(caps)[0]] == FAST and C(big.plan(caps)[0][-1])["SPLIT"] == 1
     assert [k.shader for k in d.plan(None)[0]] == ["qlinear_conv_gemm"]
     assert d.plan(None)[1] == ()
     for other in (caps.without(["cooperativeMatrix"]), caps.without(["shaderInt8"]), coopmat_caps(subgroup=64),
@@ -64,11 +65,11 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     for desc in (narrow, shallow, depthwise):
         assert len(desc.plan(caps)[0]) == 1, desc
     packed = conv_desc(1, 16, 4, 4, 16, 1, 1)
-    assert packed.plan(caps)[0][-1].spec[-2] == 1               # packed NCHW, OH * OW = 16: words
+    assert C(packed.plan(caps)[0][-1])["PACKED_OUT"] == 1               # packed NCHW, OH * OW = 16: words
     nhwc = conv_desc(1, 16, 4, 4, 16, 1, 1, out_strides=(256, 1, 64, 16))
-    assert nhwc.plan(caps)[0][-1].spec[-2] == 0
-    assert conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1].spec[-3] == 2     # 64-channel tiles
-    assert conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1].spec[-3] == 4     # 128-channel tiles
+    assert C(nhwc.plan(caps)[0][-1])["PACKED_OUT"] == 0
+    assert C(conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 2     # 64-channel tiles
+    assert C(conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 4     # 128-channel tiles
 
 
 @pytest.mark.parametrize("w_dt,zps,flag", [(I8, [0, 0], 0), (I8, [0, 3], 1), (U8, [128, 128], 0),
@@ -93,21 +94,21 @@ def test_depthwise_plan():
     d = conv_desc(2, 24, 30, 70, 24, 3, 3, groups=24, pads=(1, 1))
     for c in (None, caps):
         k, = d.plan(c)[0]
-        assert k.shader == "qlinear_conv_depthwise" and k.spec[-3] == 0      # OW = 70: bytes
-        assert k.spec[-2] == 18 * 66 + 9 and k.spec[-1] == 0               # the window and the taps;
+        assert k.shader == "qlinear_conv_depthwise" and C(k)["PACKED_OUT"] == 0      # OW = 70: bytes
+        assert C(k)["TILE"] == 18 * 66 + 9 and C(k)["WORD_ROWS"] == 0               # the window and the taps;
                                                                             # rows of 70: not words
     rows, = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 2), dil=(1, 2)).plan(None)[0]  # word rows
-    assert rows.shader == "qlinear_conv_depthwise_rows" and rows.spec[6:9] == (1, 2, 2)    # SX DX SHIFT
-    assert rows.count == 8 * 8 and rows.spec[9:] == (8, 0, 1, 1)   # C * OH rows of OW = 8: one invocation each
+    assert rows.shader == "qlinear_conv_depthwise_rows" and (C(rows)["SX"], C(rows)["DX"], C(rows)["SHIFT"]) == (1, 2, 2)    # SX DX SHIFT
+    assert rows.count == 8 * 8 and [C(rows)[n] for n in ("OPT", "INT32_OUT", "CG", "ROWS")] == [8, 0, 1, 1]   # C * OH rows of OW = 8: one invocation each
     # a batch of MobileNetV2's: 8 outputs of 14 rows an invocation (32 * 144 * 7 * 4 >= 96K invocations)
     walk, = conv_desc(32, 144, 56, 56, 144, 3, 3, groups=144, pads=(1, 1)).plan(None)[0]
-    assert walk.spec[9:] == (8, 0, 1, 14) and walk.count == 32 * 144 * 7 * 4
+    assert [C(walk)[n] for n in ("OPT", "INT32_OUT", "CG", "ROWS")] == [8, 0, 1, 14] and walk.count == 32 * 144 * 7 * 4
     wide = conv_desc(1, 8, 8, 80, 8, 3, 5, groups=8, pads=(0, 2), strides=(2, 2))   # 16 outputs: 3 rows of 10 words
-    assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and wide.plan(None)[0][0].spec[6:10] == (2, 1, 2, 16)
+    assert wide.plan(None)[0][0].shader == "qlinear_conv_depthwise_rows" and [C(wide.plan(None)[0][0])[n] for n in ("SX", "DX", "SHIFT", "OPT")] == [2, 1, 2, 16]
     wider = conv_desc(1, 8, 8, 80, 8, 5, 5, groups=8, strides=(1, 4), dil=(1, 8))  # 5 rows of 12 words > 48
     assert wider.plan(None)[0][0].shader == "qlinear_conv_depthwise"
     nhwc = conv_desc(1, 8, 8, 8, 8, 3, 3, groups=8, pads=(1, 1), out_strides=(512, 1, 64, 8))
-    assert nhwc.plan(None)[0][0].shader == "qlinear_conv_depthwise" and nhwc.plan(None)[0][0].spec[-3:] == (0, 18 * 72 + 9, 1)
+    assert nhwc.plan(None)[0][0].shader == "qlinear_conv_depthwise" and [C(nhwc.plan(None)[0][0])[n] for n in ("PACKED_OUT", "TILE", "WORD_ROWS")] == [0, 18 * 72 + 9, 1]
     huge_window = conv_desc(1, 4, 64, 300, 4, 3, 3, groups=4, strides=(4, 4))
     assert huge_window.plan(None)[0][0].shader == "qlinear_conv"
 
@@ -215,7 +216,7 @@ def test_depthwise_rows_kernel_is_exact(device, rng, types, products):
         c, n = int(rng.integers(1, 12)), int(rng.integers(1, 3))
         k = depthwise_case(device, rng, types, n, c, h, w, kernel, st, dil, pads, done % 2, done % 3 == 0)
         assert k.shader == "qlinear_conv_depthwise_rows" and multiplied_as(k, products, kernel[1], dil[1]), k
-        shifts.add(k.spec[8])
+        shifts.add(C(k)["SHIFT"])
         done += 1
     assert len(shifts) >= 3
 
@@ -249,7 +250,7 @@ def test_depthwise_rows_kernel_walks(device, rng, types, products):
             k = depthwise_case(device, rng, types, n, groups, h, w, kernel, st, dil, pads, done % 2,
                                done % 3 == 0, cg=cg, mg=mg)
         rows = -(-oh // strips)
-        assert k.shader == "qlinear_conv_depthwise_rows" and k.spec[9] == 8 and k.spec[-1] == rows, k
+        assert k.shader == "qlinear_conv_depthwise_rows" and C(k)["OPT"] == 8 and C(k)["ROWS"] == rows, k
         assert multiplied_as(k, products, kernel[1], dil[1]), k
         whole += strips == 1
         ragged += oh % rows != 0
@@ -264,7 +265,7 @@ def test_kernel_numbers_from_numpy(device, rng):
     with device.variants(tuning=dict(DEPTHWISE_WALK_INVOCATIONS=np.int64(90), DEPTHWISE_WALK_ON_CPU=True)):
         k = depthwise_case(device, rng, (np.uint8, np.int8, np.uint8), 2, 5, 8, 72, (3, 4), (1, 1), (1, 2),
                            ((1, 0), (2, 2)), 0, False)
-    assert k.spec[-1] > 1 and all(type(v) is int for v in k.spec + k.push + (k.count,)), k
+    assert C(k)["ROWS"] > 1 and all(type(v) is int for v in k.spec + k.push + (k.count,)), k
 
 
 @pytest.mark.parametrize("walk", [False, True], ids=["one-row", "walking"])
@@ -296,7 +297,7 @@ def extremes(device, walk, products):
                           end_padding=(2, {8: 1, 4: 1, 13: 2}[kw]), group_count=c)      # OW = 20, 24 or 16
             op_desc = dmlvk.ops.quantized_conv.prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
             k = planned(device, op_desc)[0]
-            assert k.shader == shader and (shader != "qlinear_conv_depthwise_rows" or (k.spec[-1] > 1) == walk), k
+            assert k.shader == shader and (shader != "qlinear_conv_depthwise_rows" or (C(k)["ROWS"] > 1) == walk), k
             assert shader != "qlinear_conv_depthwise_rows" or multiplied_as(k, products, kw, 1), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
             want = reference.quantized_linear_convolution(*args, np.uint8, **kwargs)
@@ -417,7 +418,7 @@ def zero_points_and_biases(device, walk, products):
                     np.array(wzps, w_dt), bias, np.float32(y_scale), y_dt(0 if y_dt == np.int8 else 128))
             op_desc = prepare_call(*args, **kwargs, output_dtype=None, device=device)[0].desc
             k = planned(device, op_desc)[0]
-            assert k.shader == "qlinear_conv_depthwise_rows" and (k.spec[-1] > 1) == walk, k
+            assert k.shader == "qlinear_conv_depthwise_rows" and (C(k)["ROWS"] > 1) == walk, k
             assert multiplied_as(k, products, kw, 1), k
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
             want = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
@@ -501,7 +502,7 @@ def test_input_packing(device, rng, case):
                                          dil=dil, x_dt=x_dt), input_tensor=x_desc)
     kernels, scratch = desc.plan(coopmat_caps(), tuning={"PACK_INPUT_QUADS_FROM": 0})
     pack = kernels[0]
-    assert pack.shader == "qconv_pack_input" and pack.spec[-1] == 1
+    assert pack.shader == "qconv_pack_input" and C(pack)["QUAD"] == 1
     x = random_ints(rng, x_dt.numpy_dtype, (n, c, h, w))
     storage = np.zeros((n, c, h, row), x_dt.numpy_dtype)
     storage[..., :w] = x

@@ -35,6 +35,10 @@ class Variant:
     measured_on: str = ""          # the device those figures come from
     step_of: str = ""              # a kernel that runs as part of another variant's plan (packing, reduction)
 
+    def constants(self, kernel: Kernel) -> dict:
+        """{name: value} of a kernel's specialization constants (this variant's names)."""
+        return {name: value for name, value in zip(self.spec, kernel.spec) if name is not None}
+
     def kernel(self, spec: Sequence[int], push: Sequence[int], count: int, slots: tuple, local_size: int = 128,
                defines: tuple = ()) -> Kernel:
         if len(spec) != len(self.spec):
