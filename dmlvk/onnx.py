@@ -358,7 +358,7 @@ class InferenceSession:
         them once first): the first device stretch's recorded submission, its (Kernel, Buffers)
         dispatches, and the plan's steps in order ("device", "host", "view"). For benchmarks and
         probes, which time the device's part alone."""
-        plan = self._plans.get(_plan_key({k: v for k, v in input_feed.items()}))
+        plan = self._plans.get(_plan_key(input_feed))
         if plan is None:
             raise ValueError("no plan for these inputs: run the session with them first")
         program, dispatches = plan.device_work()
@@ -720,9 +720,7 @@ class _Plan:
         commands, uploads, produced = self._programs[0]
         values = dict(feeds)
         values.update(self.session._consts)
-        for name, buf in uploads:
-            raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
-            _copy(buf.host[:raw.size], raw)
+        _upload(uploads, values)
         commands.start()
         self._in_flight = values
         return True
@@ -781,9 +779,7 @@ class _Plan:
         if made is None:
             made = self._programs[index] = self._record(index, calls, values)
         commands, uploads, produced = made
-        for name, buf in uploads:
-            raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
-            _copy(buf.host[:raw.size], raw)
+        _upload(uploads, values)
         commands.execute()
         values.update(produced)
 
@@ -841,6 +837,13 @@ class _Plan:
                 name = alias[name]
             out.add(name)
         return out
+
+
+def _upload(uploads: list, values: dict) -> None:
+    """Each (name, Buffer) of a stretch's host inputs: the value's bytes into the Buffer's staging."""
+    for name, buf in uploads:
+        raw = np.ascontiguousarray(values[name]).reshape(-1).view(np.uint8)
+        _copy(buf.host[:raw.size], raw)
 
 
 def _check_given(name: str, shape: tuple, dtype, given) -> None:

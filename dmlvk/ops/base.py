@@ -335,6 +335,7 @@ class CompiledOperator:
             raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
         return time_dispatches(self.device, self.staged_dispatches(inputs, outputs), repeats, barriers=barriers)
 
+
 def array_layout(x: np.ndarray, name: str) -> TensorDesc:
     """The TensorDesc for an ndarray: its own strides where they are DirectML strides
     (non-negative, element multiples, not mostly gaps), else packed (array_bytes then copies)."""

@@ -73,8 +73,9 @@ class Table:
         return name in self.variants and not self.variants[name].step_of
 
     def selection(self, capabilities: Optional[Capabilities], force: Optional[str] = None,
-                  tuning: Optional[Mapping] = None, strict: bool = True) -> "Selection":
-        return Selection(self, capabilities, force, tuning, strict)
+                  tuning: Optional[Mapping] = None) -> "Selection":
+        """A strict Selection: force and tuning must name this table's variants and numbers."""
+        return Selection(self, capabilities, force, tuning)
 
     def chosen_by(self, capabilities: Optional[Capabilities], choice: Optional[VariantChoice]) -> "Selection":
         """The Selection a Device.create_operator choice asks for."""

@@ -240,7 +240,7 @@ class Device:
         """IDMLDevice::CreateOperator + CompileOperator: validate a description against this device's
         feature level and compile it. A description is anything with compile(device, choice) (the
         OperatorDesc protocol; choice: a VariantChoice). force: one of the operator's variants by name
-        (dmlvk.variant_tables() lists them); tuning: {number's name: value, variant's name: False}
+        (its table, e.g. dmlvk.ops.depth_space.TABLE; docs/kernels.md lists them all); tuning: {number's name: value, variant's name: False}
         instead of the table's. Without either, the choice of the enclosing variants() block applies,
         else the DMLVK_VARIANT environment variable's, where they name this operator's variants."""
         compile_fn = getattr(desc, "compile", None)
