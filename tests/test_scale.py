@@ -16,7 +16,9 @@ from dmlvk_lab import onnx_models as models  # noqa: E402
 def ray_cluster():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              object_store_memory=256 << 20)
-    ray.data.DataContext.get_current().execution_options.preserve_order = True     # frames in order
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True     # frames in order
+    ctx.wait_for_min_actors_s = 120                 # both actors ready before the first block goes out
     yield
     ray.shutdown()
 
@@ -33,7 +35,9 @@ def test_two_actors_map_a_dataset_through_the_model(ray_cluster, tmp_path):
             out["pid"] = np.full(len(out["y"]), os.getpid())
             return out
 
-    out = ds.map_batches(Tagged, fn_constructor_kwargs={"model": str(path)}, concurrency=2, batch_size=2,
+    # Two actors, one block in flight each: with both ready, the blocks go to both.
+    pool = ray.data.ActorPoolStrategy(size=2, max_tasks_in_flight_per_actor=1)
+    out = ds.map_batches(Tagged, fn_constructor_kwargs={"model": str(path)}, compute=pool, batch_size=2,
                          batch_format="numpy", num_cpus=1)
     batches = list(out.iter_batches(batch_format="numpy", batch_size=None))
     got = np.concatenate([b["y"] for b in batches])
