@@ -11,7 +11,6 @@ from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
 from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
-from . import onnx       # dmlvk.onnx.InferenceSession (imports the onnx package only when used)
 
 __version__ = "0.1.0"
 __all__ = [
@@ -23,5 +22,12 @@ __all__ = [
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
-    "onnx",
 ]
+
+
+def __getattr__(name):
+    # dmlvk.onnx (InferenceSession) needs the onnx package: imported at its first use
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'dmlvk' has no attribute {name!r}")

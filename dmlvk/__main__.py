@@ -28,7 +28,7 @@ def cmd_devices(args) -> int:
 
 
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
-_DELEGATED = {"run": ("dmlvk.onnx", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device"),
+_DELEGATED = {"run": ("dmlvk.onnx.cli", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device"),
               "report": ("dmlvk_lab.report", "portability report against DirectML on each Vulkan device"),
               "bench": ("dmlvk_lab.bench", "benchmark the operators against copy bandwidth and peers"),
               "demo": ("dmlvk_lab.demo", "run DirectML's documented examples on a device")}

@@ -194,11 +194,11 @@ class TensorChecker:
         self.strict = strict
 
     def fail(self, rule: str) -> None:
-        raise ValidationError(f"{self.op}: tensor '{self.name}' {rule}")
+        raise ValidationError(f"{self.op}: tensor '{self.name}' {rule}", tensor=self.name)
 
     def required(self) -> "TensorChecker":
         if self.desc is None:                                                  # 5.1 rule 1
-            raise ValidationError(f"{self.op}: tensor '{self.name}' is required but is null.")
+            raise ValidationError(f"{self.op}: tensor '{self.name}' is required but is null.", tensor=self.name)
         if not isinstance(self.desc, TensorDesc):
             raise TypeError(f"{self.op}: '{self.name}' must be a TensorDesc, got {type(self.desc).__name__}")
         return self
@@ -285,4 +285,4 @@ def same_data_type(op: str, a_name: str, a: TensorDesc, b_name: str, b: TensorDe
         raise ValidationError(
             f"{op}: Mismatched tensor data types. Tensor '{b_name}' has DataType of "
             f"{_fmt_type(b.data_type)}, while tensor '{a_name}' has DataType of {_fmt_type(a.data_type)}. "
-            f"Both tensors are expected to have the same DataType.")
+            f"Both tensors are expected to have the same DataType.", tensor=b_name)

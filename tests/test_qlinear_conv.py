@@ -190,9 +190,13 @@ def test_numpy_api_argument_errors(device):
         call(filter_scale=np.float64([1, 2]))
     with pytest.raises(TypeError, match="bias must be an int32"):
         call(bias=np.zeros(2, np.int64))
-    with pytest.raises(ValueError, match="group_count"):
+    with pytest.raises(ValueError, match="input: .*not divisible by GroupCount 3"):
         call(group_count=3)
-    with pytest.raises(ValueError, match="larger than the padded input"):
+    with pytest.raises(ValueError, match="group_count: .*GroupCount is 0"):
+        call(group_count=0)
+    with pytest.raises(ValueError, match="strides: .*every stride must be at least 1"):
+        call(strides=(0, 1))
+    with pytest.raises(ValueError, match="filter: .*larger than the padded input"):
         call(filter=np.zeros((2, 2, 5, 1), np.int8))
     assert call(output_zero_point=3, output_dtype=np.int8).dtype == np.int8
 

@@ -1,12 +1,14 @@
 """depth_to_space and space_to_depth: the numpy-level API of DEPTH_TO_SPACE1 and SPACE_TO_DEPTH1."""
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple, Optional
 
 import numpy as np
 
 from ...arrays import DeviceArray, as_host_array, empty
 from ...enums import DataType, DepthSpaceOrder
+from ...errors import ValidationError
 from ...runtime.device import Device, default_device
 from ...tensor import TensorDesc, packed_strides
 from ..base import CompiledOperator, array_bytes, array_layout, check_out, device_for, into_out
@@ -24,7 +26,7 @@ class _Call(NamedTuple):
     out_shape: tuple
 
 
-def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
+def _run(desc_cls, x, block_size, order, device, out=None):
     # A host array with the defaults of the common call takes its plan from the device's cache
     # (argument checks and validation ran when the plan was made) and goes straight to execution.
     if (type(x) is np.ndarray and out is None and type(block_size) is int and type(order) is not bool
@@ -32,9 +34,9 @@ def _run(desc_cls, x, block_size, order, device, d2s: bool, out=None):
         dev = default_device() if device is None else device
         if isinstance(dev, Device):
             call = dev.memo((desc_cls, x.shape, x.dtype, x.strides, block_size, order),
-                            lambda: _plan(desc_cls, x, block_size, order, dev, d2s))
+                            lambda: _plan(desc_cls, x, block_size, order, dev))
             return _execute(call, x)
-    return _run_checked(desc_cls, x, block_size, order, device, d2s, out)
+    return _run_checked(desc_cls, x, block_size, order, device, out)
 
 
 def _execute(call: _Call, x: np.ndarray) -> np.ndarray:
@@ -46,29 +48,33 @@ def _execute(call: _Call, x: np.ndarray) -> np.ndarray:
     return out_bytes[:call.out_nbytes].view(x.dtype).reshape(call.out_shape)
 
 
-def _checked_arguments(x, block_size, order, device, d2s: bool, out=None) -> tuple:
-    """(x, block size, order, on the device, device, result shape) after the argument checks."""
+# A rule of the description about these tensors or members is about these arguments.
+_ARGUMENTS = {"Input": "x", "Output": "out", "BlockSize": "block_size", "Order": "order"}
+
+
+def _checked_arguments(desc_cls, x, block_size, order, device, out=None) -> tuple:
+    """(x, the description of the call, on the device, device, result shape) after the argument
+    checks; the description's own rules (desc_cls.of) raise ValueErrors naming the argument."""
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"block_size must be an integer, got {block_size!r}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be at least 1, got {block_size}")
     order = DepthSpaceOrder.parse(order)
     on_device, device = device_for(x, device, "x")
     if not on_device:
         x = as_host_array(x, "x")
     if x.ndim != 4:
         raise ValueError(f"x must be 4-D (N, C, H, W), got shape {x.shape}")
-    n, c, h, w = x.shape
-    b = int(block_size)
-    if d2s and c % (b * b):
-        raise ValueError(f"x has {c} channels, not divisible by block_size**2 = {b * b}")
-    if not d2s and (h % b or w % b):
-        raise ValueError(f"x's height {h} and width {w} must be divisible by block_size {b}")
-    out_shape = (n, c // (b * b), h * b, w * b) if d2s else (n, c * b * b, h // b, w // b)
-    check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
-    if x.size == 0 and n != 0:
+    if x.size == 0 and x.shape[0] != 0:
         raise ValueError(f"x has an empty dimension: shape {x.shape}")
-    return x, b, order, on_device, device, out_shape
+    wire = _wire(x.dtype)
+    # an empty batch is described, and shaped, as a batch of one
+    in_desc = TensorDesc(DataType.from_numpy(wire), (max(x.shape[0], 1),) + x.shape[1:])
+    try:
+        desc = desc_cls.of(in_desc, int(block_size), order)
+    except ValidationError as e:
+        raise e.as_argument_error(_ARGUMENTS) from None
+    out_shape = (x.shape[0],) + tuple(desc.output_tensor.sizes[1:])
+    check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
+    return x, desc, on_device, device, out_shape
 
 
 def _wire(dtype: np.dtype) -> np.dtype:
@@ -82,36 +88,30 @@ def _wire(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def _plan(desc_cls, x, block_size, order, device, d2s: bool) -> _Call:
-    x, b, order, _, device, out_shape = _checked_arguments(x, block_size, order, device, d2s)
+def _plan(desc_cls, x, block_size, order, device) -> _Call:
+    x, desc, _, device, out_shape = _checked_arguments(desc_cls, x, block_size, order, device)
     if x.size == 0:        # an empty batch: an empty result, as numpy and torch give
         return _Call(None, x.dtype, None, False, 0, out_shape)
     wire = _wire(x.dtype)
     moved = x if wire == x.dtype else x.view(wire)
-    in_desc = array_layout(moved, "x")
-    op = device.create_operator(desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order))
-    out_desc = op.output_descs[0]
+    in_desc = array_layout(moved, "x")          # x's own strides where DirectML can read them
+    op = device.create_operator(dataclasses.replace(desc, input_tensor=in_desc))
     packed = (moved.flags.c_contiguous and moved.nbytes >= in_desc.total_bytes
               and in_desc.effective_strides == packed_strides(in_desc.sizes))
-    return _Call(op, wire, in_desc, packed, out_desc.element_count * x.itemsize, out_shape)
+    return _Call(op, wire, in_desc, packed, op.output_descs[0].element_count * x.itemsize, out_shape)
 
 
-def _run_checked(desc_cls, x, block_size, order, device, d2s: bool, out=None):
-    x, b, order, on_device, device, out_shape = _checked_arguments(x, block_size, order, device, d2s, out)
+def _run_checked(desc_cls, x, block_size, order, device, out=None):
+    x, desc, on_device, device, out_shape = _checked_arguments(desc_cls, x, block_size, order, device, out)
+    b, order = desc.block_size, desc.order
     if not on_device:
         call = device.memo((desc_cls, x.shape, x.dtype, x.strides, b, order),
-                           lambda: _plan(desc_cls, x, b, order, device, d2s))
+                           lambda: _plan(desc_cls, x, b, order, device))
         return into_out(out, _execute(call, x))
     if x.size == 0:
         return out if out is not None else empty(out_shape, x.dtype, device)
-    wire = _wire(x.dtype)
-
-    def describe():
-        in_desc = TensorDesc(DataType.from_numpy(wire), x.shape)
-        return desc_cls(in_desc, TensorDesc(in_desc.data_type, out_shape), b, order)
-
-    # Keyed by the call's signature, so a repeated call builds and validates nothing.
-    op = device.operator(describe, key=(desc_cls, x.shape, wire, True, b, order))
+    # Keyed by the call's signature, so a repeated call compiles nothing.
+    op = device.operator(lambda: desc, key=(desc_cls, x.shape, desc.input_tensor.data_type, True, b, order))
     result = out if out is not None else empty(out_shape, x.dtype, device)   # Buffer to Buffer
     op.execute([x.buffer], [result.buffer])
     return result
@@ -122,11 +122,11 @@ def depth_to_space(x, block_size: int, order="DCR", *, device: Optional[Device] 
     """DEPTH_TO_SPACE1 of a 4-D NCHW array: (N, C, H, W) -> (N, C/b^2, H*b, W*b).
     order: 'DCR' (DEPTH_COLUMN_ROW, ONNX's default) or 'CRD' (COLUMN_ROW_DEPTH, pixel_shuffle).
     x: anything np.asarray takes, of any 1/2/4/8-byte dtype; out: a preallocated result array."""
-    return _run(DepthToSpace1Desc, x, block_size, order, device, True, out)
+    return _run(DepthToSpace1Desc, x, block_size, order, device, out)
 
 
 def space_to_depth(x, block_size: int, order="DCR", *, device: Optional[Device] = None,
                    out: Optional[np.ndarray] = None) -> np.ndarray:
     """SPACE_TO_DEPTH1 of a 4-D NCHW array: (N, C, H, W) -> (N, C*b^2, H/b, W/b); x and out as for
     depth_to_space."""
-    return _run(SpaceToDepth1Desc, x, block_size, order, device, False, out)
+    return _run(SpaceToDepth1Desc, x, block_size, order, device, out)

@@ -46,6 +46,40 @@ class _DepthSpaceDesc:
             return (n, c // (b * b), h * b, w * b)
         return (n, c * b * b, h // b, w // b)
 
+    @classmethod
+    def of(cls, input: TensorDesc, block_size: int, *order):
+        """The description of this operator on `input` (order: the "1" forms' DepthSpaceOrder),
+        its output a packed tensor of the input's type and the sizes spec 3.3's formula gives. The
+        block size and the input's sizes are checked first (the rules validate() applies)."""
+        if not isinstance(input, TensorDesc):
+            raise TypeError(f"input must be a TensorDesc, got {type(input).__name__}")
+        probe = cls(input, input, block_size, *order)
+        probe._check_block(TensorChecker(cls.operator_type.dml_name, "Input", input, FeatureLevel.FL_6_4, False))
+        return cls(input, TensorDesc(input.data_type, probe.output_sizes(input.sizes)), block_size, *order)
+
+    def _check_block(self, inp: TensorChecker) -> None:
+        """Spec 5.2 rules 4-7: the block size, the order, and the input's sizes against them."""
+        op = self.operator_type.dml_name
+        b = self.block_size
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise TypeError(f"{op}: block_size must be an integer, got {b!r}")
+        if b < 1:                                                                  # 5.2 rule 4
+            raise ValidationError(f"{op}: BlockSize is {b}; it must be at least 1.", member="BlockSize")
+        if b > 0xFFFFFFFF:
+            raise ValidationError(f"{op}: BlockSize {b} does not fit a UINT.", member="BlockSize")
+        if not isinstance(getattr(self, "order", DepthSpaceOrder.DEPTH_COLUMN_ROW), DepthSpaceOrder):            # 5.2 rule 5
+            raise ValidationError(f"{op}: Order is {self.order!r}; it must be "
+                                  f"DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW (0) or _COLUMN_ROW_DEPTH (1).",
+                                  member="Order")
+        if len(self.input_tensor.sizes) != 4:
+            inp.fail(f"has {len(self.input_tensor.sizes)} dimensions; it must have 4.")
+        n, c, h, w = self.input_tensor.sizes
+        if self.depth_to_space:                                                    # 5.2 rule 6
+            if c % (b * b):
+                inp.fail(f"has {c} channels, which is not divisible by BlockSize^2 = {b * b}.")
+        elif h % b or w % b:                                                       # 5.2 rule 7
+            inp.fail(f"has height {h} and width {w}; both must be divisible by BlockSize {b}.")
+
     def validate(self, level: FeatureLevel, strict: bool = False) -> None:
         """What DirectML checks at CreateOperator; strict adds the documented checks the release
         DirectML.dll skips (Device(debug=True))."""
@@ -59,25 +93,9 @@ class _DepthSpaceDesc:
         inp.common(is_output=False, ranks={4}, types=types)
         out.common(is_output=True, ranks={4}, types=types)
         same_data_type(op, "Input", self.input_tensor, "Output", self.output_tensor)  # 5.2 rule 2
-        b = self.block_size
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
-            raise TypeError(f"{op}: block_size must be an integer, got {b!r}")
-        if b < 1:                                                                  # 5.2 rule 4
-            raise ValidationError(f"{op}: BlockSize is {b}; it must be at least 1.")
-        if b > 0xFFFFFFFF:
-            raise ValidationError(f"{op}: BlockSize {b} does not fit a UINT.")
-        if not isinstance(getattr(self, "order", DepthSpaceOrder.DEPTH_COLUMN_ROW), DepthSpaceOrder):            # 5.2 rule 5
-            raise ValidationError(f"{op}: Order is {self.order!r}; it must be "
-                                  f"DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW (0) or _COLUMN_ROW_DEPTH (1).")
-        n, c, h, w = self.input_tensor.sizes
-        if self.depth_to_space:                                                    # 5.2 rule 6
-            if c % (b * b):
-                inp.fail(f"has {c} channels, which is not divisible by BlockSize^2 = {b * b}.")
-            why = "{N, C/(BlockSize^2), H*BlockSize, W*BlockSize}"
-        else:                                                                      # 5.2 rule 7
-            if h % b or w % b:
-                inp.fail(f"has height {h} and width {w}; both must be divisible by BlockSize {b}.")
-            why = "{N, C*BlockSize^2, H/BlockSize, W/BlockSize}"
+        self._check_block(inp)
+        why = ("{N, C/(BlockSize^2), H*BlockSize, W*BlockSize}" if self.depth_to_space
+               else "{N, C*BlockSize^2, H/BlockSize, W/BlockSize}")
         out.sizes_equal(self.output_sizes(self.input_tensor.sizes), why)
 
     def kernel(self, capabilities: Optional[Capabilities] = None, force: Optional[str] = None,

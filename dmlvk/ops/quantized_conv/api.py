@@ -9,6 +9,7 @@ import numpy as np
 
 from ...arrays import DeviceArray, as_host_array, empty, resolve_device
 from ...enums import DataType, TensorFlags
+from ...errors import ValidationError
 from ...runtime.device import Device
 from ...tensor import TensorDesc
 from ..base import array_binding, cached_operator, check_out, device_for, into_out
@@ -54,13 +55,6 @@ def _zero_point(name, v, dtype, counts) -> Optional[np.ndarray]:
     raise TypeError(f"{name} must be an integer or a numpy value, got {type(v).__name__}")
 
 
-def _small_desc(data_type: DataType, count: int, rank: int) -> TensorDesc:
-    """{1,1,1,1} or {1,M,1,1} in the conv's rank (the C axis carries M, as ONNX Runtime does)."""
-    shape = [1] * rank
-    shape[1] = count
-    return TensorDesc(data_type, shape)
-
-
 def _pair(name, v):
     is_int = lambda i: isinstance(i, (int, np.integer)) and not isinstance(i, bool)
     if is_int(v):
@@ -72,6 +66,13 @@ def _pair(name, v):
         raise ValueError(f"{name} must be two integers in 0..2**32-1 (DirectML's UINT), got {v!r}")
     return t
 
+
+# A rule of the description about these tensors or members is about these arguments.
+ARGUMENTS = {"Input": "input", "InputScale": "input_scale", "InputZeroPoint": "input_zero_point", "Filter": "filter",
+             "FilterScale": "filter_scale", "FilterZeroPoint": "filter_zero_point", "Bias": "bias",
+             "OutputScale": "output_scale", "OutputZeroPoint": "output_zero_point", "Output": "out",
+             "Strides": "strides", "Dilations": "dilations", "StartPadding": "start_padding",
+             "EndPadding": "end_padding", "GroupCount": "group_count"}
 
 ArrayLike = Union[np.ndarray, Sequence, np.generic, float, int]
 
@@ -188,35 +189,22 @@ def prepare_call(input, input_scale, input_zero_point, filter, filter_scale, fil
         bias = np.ascontiguousarray(bias.reshape(-1))
     strides, dilations = _pair("strides", strides), _pair("dilations", dilations)
     start_padding, end_padding = _pair("start_padding", start_padding), _pair("end_padding", end_padding)
-    if isinstance(group_count, bool) or not isinstance(group_count, (int, np.integer)) or group_count < 1:
-        raise ValueError(f"group_count must be a positive integer, got {group_count!r}")
-    if input.shape[1] % group_count or m % group_count or filter.shape[1] * group_count != input.shape[1]:
-        raise ValueError(f"group_count {group_count} does not fit input channels {input.shape[1]}, "
-                         f"filter shape {filter.shape}")
-
+    if isinstance(group_count, bool) or not isinstance(group_count, (int, np.integer)):
+        raise TypeError(f"group_count must be an integer, got {group_count!r}")
     in_desc, x_raw = _binding(input, "input")
     f_desc, w_raw = _binding(filter, "filter")
     qdt = DataType.from_numpy
-    desc = QuantizedLinearConvolutionDesc(
-        in_desc, _small_desc(DataType.FLOAT32, 1, 4),
-        None if xzp is None else _small_desc(qdt(input.dtype), 1, 4),
-        f_desc, _small_desc(DataType.FLOAT32, ws.size, 4),
-        None if wzp is None else _small_desc(qdt(filter.dtype), wzp.size, 4),
-        None if bias is None else _small_desc(DataType.INT32, m, 4),
-        _small_desc(DataType.FLOAT32, 1, 4),
-        None if yzp is None else _small_desc(qdt(out_dtype), 1, 4),
-        None,                                       # set once the output sizes are known
-        strides, dilations, start_padding, end_padding, int(group_count))
     try:
-        out_sizes = desc.output_sizes()
-    except ZeroDivisionError:
-        raise ValueError("strides must be at least 1") from None
-    if any(s < 1 for s in out_sizes):
-        raise ValueError(f"the (dilated) kernel is larger than the padded input: output sizes {out_sizes}")
-    out_desc = TensorDesc(qdt(out_dtype), out_sizes)
-    desc = dataclasses.replace(desc, output_tensor=out_desc)
-    device = resolve_device(device)
-    op = cached_operator(device, desc)
+        desc = QuantizedLinearConvolutionDesc.of(
+            in_desc, f_desc, filter_scale_count=ws.size, input_zero_point=xzp is not None,
+            filter_zero_point=wzp is not None, bias=bias is not None, output_data_type=qdt(out_dtype),
+            output_zero_point=yzp is not None, strides=strides, dilations=dilations, start_padding=start_padding,
+            end_padding=end_padding, group_count=int(group_count))
+        op = cached_operator(resolve_device(device), desc)
+    except ValidationError as e:
+        raise e.as_argument_error(ARGUMENTS) from None
+    out_desc = desc.output_tensor
+    out_sizes = tuple(out_desc.sizes)
     out = np.empty(out_desc.total_bytes, np.uint8)
     pad4 = small_tensor_bytes
     inputs = [x_raw, pad4(xs), pad4(xzp), w_raw, pad4(ws), pad4(wzp), pad4(bias), pad4(ys), pad4(yzp)]

@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ...enums import DataType, FeatureLevel, OperatorType
+from ...enums import DataType, FeatureLevel, OperatorType, TensorFlags
 from ...errors import UnsupportedError, ValidationError
 from ...runtime.capabilities import Capabilities
 from ...runtime.device import Device, VariantChoice
@@ -74,6 +74,42 @@ class QuantizedLinearConvolutionDesc:
                 self.filter_tensor, self.filter_scale_tensor, self.filter_zero_point_tensor,
                 self.bias_tensor, self.output_scale_tensor, self.output_zero_point_tensor,
                 self.output_tensor]
+
+    @classmethod
+    def of(cls, input: TensorDesc, filter: TensorDesc, *, filter_scale_count: int = 1,
+           input_zero_point: bool = False, filter_zero_point: bool = False, bias: bool = False,
+           output_data_type: Optional[DataType] = None, output_zero_point: bool = False,
+           strides=(1, 1), dilations=(1, 1), start_padding=(0, 0), end_padding=(0, 0), group_count: int = 1,
+           owned_constants: bool = False, int32_output: bool = False) -> "QuantizedLinearConvolutionDesc":
+        """The description of a convolution of `input` with `filter` (TensorDescs), its small tensors
+        as a numpy-level call or an ONNX QLinearConv gives them: per-tensor input and output scales,
+        filter_scale_count filter scales (1 or M), each zero point present or not (of its tensor's
+        type; the filter's of its scale's Sizes), an INT32 bias of M values or none. The output is a
+        packed tensor of output_data_type (the input's type when None) with the sizes of spec 4.3's
+        formula, checked first (a stride of at least 1, a kernel within the padded input).
+        owned_constants: the filter and the zero points OWNED_BY_DML (a model's constant weights,
+        bound once at initialization); int32_output: ONNX's ConvInteger (ConvIntegerDesc), its
+        output the INT32 accumulator."""
+        rank = len(input.sizes) if isinstance(input, TensorDesc) else 4
+        m = filter.sizes[0] if isinstance(filter, TensorDesc) and filter.sizes else 1
+
+        def small(data_type, count=1, owned=False):
+            shape = [1] * rank
+            shape[1] = count                     # the C axis carries M, as ONNX Runtime does
+            return TensorDesc(data_type, shape, flags=TensorFlags.OWNED_BY_DML if owned else TensorFlags.NONE)
+
+        owned = lambda t: dataclasses.replace(t, flags=t.flags | TensorFlags.OWNED_BY_DML) if owned_constants else t
+        out_type = DataType.INT32 if int32_output else DataType(output_data_type or input.data_type)
+        desc_cls = ConvIntegerDesc if int32_output else cls
+        desc = desc_cls(
+            input, small(DataType.FLOAT32), small(input.data_type, owned=owned_constants) if input_zero_point else None,
+            owned(filter), small(DataType.FLOAT32, filter_scale_count),
+            small(filter.data_type, filter_scale_count, owned_constants) if filter_zero_point else None,
+            small(DataType.INT32, m) if bias else None, small(DataType.FLOAT32),
+            small(out_type) if output_zero_point else None, None,
+            strides, dilations, start_padding, end_padding, group_count)
+        desc._check_formula()
+        return dataclasses.replace(desc, output_tensor=TensorDesc(out_type, desc.output_sizes()))
 
     # ---- geometry ---------------------------------------------------------------------------
 
@@ -164,9 +200,9 @@ class QuantizedLinearConvolutionDesc:
         for name, vals in (("Strides", self.strides), ("Dilations", self.dilations),       # rule 6
                            ("StartPadding", self.start_padding), ("EndPadding", self.end_padding)):
             if len(vals) != dc:
-                raise ValidationError(f"{OP}: {name} has {len(vals)} entries; DimensionCount is {dc}.")
+                raise ValidationError(f"{OP}: {name} has {len(vals)} entries; DimensionCount is {dc}.", member=name)
             if any(not 0 <= v <= 0xFFFFFFFF for v in vals):
-                raise ValidationError(f"{OP}: {name} {list(vals)}; its entries are UINT (0..2^32-1).")
+                raise ValidationError(f"{OP}: {name} {list(vals)}; its entries are UINT (0..2^32-1).", member=name)
         spatial = rank - 2
         if strict and dc not in ({2} if rank == 4 else {1, 2}):
             raise ValidationError(f"{OP}: DimensionCount is {dc}; it must be 2"
@@ -175,10 +211,6 @@ class QuantizedLinearConvolutionDesc:
             # The release DirectML accepts it, then reads past the arrays (dmlvk's choice: reject).
             raise ValidationError(f"{OP}: DimensionCount is {dc}; Strides, Dilations and the paddings "
                                   f"need an entry for each of the {spatial} spatial dimensions of the tensors.")
-        if strict and any(s == 0 for s in self.strides):
-            raise ValidationError(f"{OP}: Strides {list(self.strides)}; every stride must be at least 1.")
-        if strict and any(d == 0 for d in self.dilations):
-            raise ValidationError(f"{OP}: Dilations {list(self.dilations)}; every dilation must be at least 1.")
         g = self.group_count                                                             # rule 7
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise TypeError(f"{OP}: group_count must be an integer, got {g!r}")
@@ -186,7 +218,7 @@ class QuantizedLinearConvolutionDesc:
         n, c, h, w = geo["input"]
         m, fc, kh, kw = geo["filter"]
         if g < 1:
-            raise ValidationError(f"{OP}: GroupCount is {g}; it must be at least 1.")
+            raise ValidationError(f"{OP}: GroupCount is {g}; it must be at least 1.", member="GroupCount")
         if c % g:
             chk[INPUT].fail(f"has {c} channels, which is not divisible by GroupCount {g}.")
         if m % g:
@@ -204,17 +236,26 @@ class QuantizedLinearConvolutionDesc:
             chk[BIAS].fail(f"has Sizes {list(t[BIAS].sizes)}; expected "
                            f"{self._channel_shape(max(2, t[BIAS].dimension_count), m)}.")
         if strict:
-            past = self._kernel_past_padding()                                            # rule 9
-            if past:
-                axis, k, d, eff, padded = past
-                chk[FILTER].fail(f"has an effective kernel {axis} of {eff} (size {k}, dilation {d}), larger "
-                                 f"than the padded input {axis} {padded}.")
+            self._check_formula()
             chk[OUTPUT].sizes_equal(self.output_sizes(), "{Input N, Filter N, OH, OW} per the convolution's "
                                                          "output-size formula")
         else:
             # The release DirectML checks N and C only and computes over the grid it is given.
             chk[OUTPUT].sizes_equal((n, m) + tuple(t[OUTPUT].sizes[2:]), "{Input N, Filter N, ...}: the "
                                     "output's batch and channels")
+
+    def _check_formula(self) -> None:
+        """The documented rules the output-size formula needs (the release DirectML skips them):
+        strides and dilations of at least 1, and (rule 9) a dilated kernel within the padded input."""
+        for name, vals in (("Strides", self.strides), ("Dilations", self.dilations)):
+            if any(v == 0 for v in vals):
+                raise ValidationError(f"{OP}: {name} {list(vals)}; every {name[:-1].lower()} must be at least 1.",
+                                      member=name)
+        past = self._kernel_past_padding()                                                # rule 9
+        if past:
+            axis, k, d, eff, padded = past
+            raise ValidationError(f"{OP}: tensor 'Filter' has an effective kernel {axis} of {eff} (size {k}, "
+                                  f"dilation {d}), larger than the padded input {axis} {padded}.", tensor="Filter")
 
     @staticmethod
     def _channel_shape(rank: int, m: int) -> list:

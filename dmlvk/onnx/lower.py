@@ -1,0 +1,293 @@
+"""Lowering: each ONNX op dmlvk runs, as one entry of LOWERINGS {op type: Lowering}. A Lowering checks
+a node's form when the model is loaded (messages for what dmlvk cannot run) and lowers it, once the
+shapes of its inputs are known, to device work (a compiled operator and the Buffers of its constant
+inputs), host work (a function of its first input) or a view (the same bytes, another shape). The
+ops a model may contain are the registry's keys (and, before fusion, rewrite.FUSED_OPS). Adding an
+op is one entry here plus its tests."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+from ..enums import DataType, DepthSpaceOrder
+from ..ops.base import CompiledOperator
+from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
+from ..ops.quantize import QuantizeLinearDesc
+from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
+from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
+from ..runtime.device import Buffer, Device
+from ..tensor import TensorDesc
+from .graph import Graph, Node, UnsupportedModelError
+from .qdq import dequantize_linear, quantize_linear
+
+
+@dataclass
+class Context:
+    """What a lowering sees: the graph, the device, the (shape, dtype) of every tensor lowered so
+    far (the inputs fed and the constants included), and whether Q/DQ must stay on the host."""
+    graph: Graph
+    device: Device
+    shapes: Dict[str, tuple]
+    host_quantization: bool = False
+
+    def input(self, n: Node, k: int = 0) -> tuple:
+        return self.shapes[n.inputs[k]]
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A node lowered: its output's shape and dtype and how it is made. kind "device": op runs with
+    the node's input 0 and `bindings` (Buffers of the operator's other inputs, None where absent or
+    owned); "host": compute(input 0 as an array) gives the output; "view": input 0's bytes."""
+    kind: str
+    shape: tuple
+    dtype: np.dtype
+    op: Optional[CompiledOperator] = None
+    bindings: tuple = ()
+    compute: Optional[Callable] = None
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """An op's entry: check(node, graph) -> messages (empty where dmlvk runs the node);
+    lower(node, Context) -> Lowered; layout: a permutation or re-view of its input, so per-tensor
+    (de)quantization commutes with it (rewrite.commute)."""
+    lower: Callable[[Node, Context], Lowered]
+    check: Callable[[Node, Graph], List[str]] = field(default=lambda n, g: [])
+    layout: bool = False
+
+
+def _constant_inputs(ks) -> Callable[[Node, Graph], List[str]]:
+    """A check: inputs ks given (where required) and constants (where given)."""
+    def check(n: Node, graph: Graph) -> List[str]:
+        for k in ks:
+            if n.input(k) and n.input(k) not in graph.consts:
+                return [f"{n.name}: {n.op} input {k} must be a constant (initializer)"]
+        return []
+    return check
+
+
+def _refused(n: Node, why) -> UnsupportedModelError:
+    return UnsupportedModelError(f"{n.name}: {why}")
+
+
+def _eight_bit_4d(n: Node, ctx: Context) -> tuple:
+    shape, dt = ctx.input(n)
+    if dt not in (np.uint8, np.int8) or len(shape) != 4:
+        raise _refused(n, f"{n.op} input of dtype {dt}, shape {shape}")
+    return shape, dt
+
+
+# ---- convolutions --------------------------------------------------------------------------------
+
+def _check_conv(n: Node, graph: Graph) -> List[str]:
+    """QLinearConv: inputs 1-7 required, the bias optional; ConvInteger: the filter required, the
+    zero points optional. Every one given must be a constant; 2-D kernels, explicit pads."""
+    required, weight = (range(1, 8), 3) if n.op == "QLinearConv" else ((1,), 1)
+    missing = [k for k in required if not n.input(k)]
+    missing += [k for k in range(1, len(n.inputs)) if n.input(k) and n.inputs[k] not in graph.consts]
+    if missing:
+        return [f"{n.name}: {n.op} input {min(missing)} must be a constant (initializer)"]
+    why, w = [], graph.consts[n.inputs[weight]]
+    if w.ndim != 4:
+        why.append(f"{n.name}: {n.op} with a {w.ndim - 2}-D kernel (2-D only)")
+    if n.attr("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        why.append(f"{n.name}: {n.op} auto_pad {n.attrs['auto_pad']!r} (give pads)")
+    return why
+
+
+def _conv_geometry(n: Node) -> dict:
+    """A Conv-like node's attributes as the convolution description's keyword arguments."""
+    pt, pl, pb, pr = list(n.attrs.get("pads", [0, 0, 0, 0]))
+    return dict(strides=tuple(n.attrs.get("strides", [1, 1])), dilations=tuple(n.attrs.get("dilations", [1, 1])),
+                start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)))
+
+
+def _described(n: Node, make):
+    """make() with a description's ValidationError (or another ValueError: a device limit, an
+    unknown mode) as the node's UnsupportedModelError."""
+    try:
+        return make()
+    except ValueError as e:
+        raise _refused(n, e) from None
+
+
+def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
+    shape, dt = _eight_bit_4d(n, ctx)
+    xs, xzp, w, ws, wzp, ys, yzp = (ctx.graph.consts[k] for k in n.inputs[1:8])
+    bias = ctx.graph.const(n.input(8))
+    m = w.shape[0]
+    for name, a, counts in (("x_scale", xs, {1}), ("x_zero_point", xzp, {1}), ("w_scale", ws, {1, m}),
+                            ("w_zero_point", wzp, {1, m}), ("y_scale", ys, {1}), ("y_zero_point", yzp, {1}),
+                            ("B", bias, {m})):
+        if a is not None and a.size not in counts:
+            raise _refused(n, f"QLinearConv {name} of {a.size} values (1{' or ' + str(m) if m in counts else ''})")
+    if w.dtype not in (np.int8, np.uint8) or wzp.dtype != w.dtype or yzp.dtype not in (np.int8, np.uint8) \
+            or (bias is not None and bias.dtype != np.int32):
+        raise _refused(n, f"QLinearConv of types w {w.dtype}, w_zero_point {wzp.dtype}, y_zero_point {yzp.dtype}")
+    ws, wzp = ws.astype(np.float32).reshape(-1), wzp.reshape(-1)
+    if wzp.size != ws.size:       # DirectML wants a zero point of its scale's Sizes
+        ws, wzp = np.broadcast_to(ws, (m,)).copy(), np.broadcast_to(wzp, (m,)).copy()
+    to_type = DataType.from_numpy
+    desc = _described(n, lambda: QuantizedLinearConvolutionDesc.of(
+        TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape), filter_scale_count=ws.size,
+        input_zero_point=True, filter_zero_point=True, bias=bias is not None, output_data_type=to_type(yzp.dtype),
+        output_zero_point=True, owned_constants=True, **_conv_geometry(n)))
+    op = _described(n, lambda: ctx.device.create_operator(desc))
+    raw = [None, np.float32(xs.reshape(-1)[0]), xzp.reshape(-1).astype(dt), w, ws, wzp,
+           None if bias is None else bias.reshape(-1), np.float32(ys.reshape(-1)[0]), yzp.reshape(-1)]
+    raw = [None if a is None else small_tensor_bytes(a) for a in raw]
+    # The weights are constants: OWNED_BY_DML, bound once, here.
+    owned = (FILTER, INPUT_ZP, FILTER_ZP)
+    op.initialize([a if i in owned else None for i, a in enumerate(raw)])
+    bindings = tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))
+    out = desc.output_tensor
+    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op, bindings[1:])
+
+
+def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
+    shape, dt = _eight_bit_4d(n, ctx)
+    w = ctx.graph.consts[n.inputs[1]]
+    xzp, wzp = ctx.graph.const(n.input(2)), ctx.graph.const(n.input(3))
+    per_channel = wzp is not None and wzp.size > 1
+    to_type = DataType.from_numpy
+    desc = _described(n, lambda: QuantizedLinearConvolutionDesc.of(
+        TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape),
+        filter_scale_count=w.shape[0] if per_channel else 1, input_zero_point=xzp is not None,
+        filter_zero_point=wzp is not None, int32_output=True, **_conv_geometry(n)))
+    dev = ctx.device
+    op = _described(n, lambda: dev.operator(desc))
+    upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
+    ones = upload(np.float32([1.0]))                 # the scales the layout requires, unused
+    filter_ones = upload(np.ones(w.shape[0] if per_channel else 1, np.float32))
+    bindings = (ones, upload(xzp), dev.upload(np.ascontiguousarray(w)), filter_ones, upload(wzp), None, ones, None)
+    return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(np.int32), op, bindings)
+
+
+# ---- depth and space ----------------------------------------------------------------------------
+
+def _check_space_to_depth(n: Node, graph: Graph) -> List[str]:
+    mode = n.attr("mode", "DCR")
+    return [] if mode == "DCR" else [f"{n.name}: SpaceToDepth mode {n.attrs['mode']!r}"]
+
+
+def _lower_depth_space(n: Node, ctx: Context) -> Lowered:
+    shape, dt = ctx.input(n)
+    if n.op == "DepthToSpace":
+        desc_cls, order = DepthToSpace1Desc, _described(n, lambda: DepthSpaceOrder.parse(n.attr("mode", "DCR")))
+    else:
+        desc_cls, order = SpaceToDepth1Desc, DepthSpaceOrder.DEPTH_COLUMN_ROW
+    desc = _described(n, lambda: desc_cls.of(TensorDesc(DataType.from_numpy(dt), shape), int(n.attrs["blocksize"]),
+                                             order))
+    return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(dt), _described(n, lambda: ctx.device.operator(desc)))
+
+
+# ---- quantization -------------------------------------------------------------------------------
+
+def _lower_qdq(n: Node, ctx: Context) -> Lowered:
+    """On the device between float32 and 8 bits (QuantizeLinear where the device has double-precision
+    division, ops.quantize), else on the host with ONNX Runtime's arithmetic."""
+    quantize = n.op == "QuantizeLinear"
+    shape, x_dt = ctx.input(n)
+    scale, zp = ctx.graph.consts[n.inputs[1]], ctx.graph.const(n.input(2))
+    out_dt = (np.dtype(np.uint8) if zp is None else zp.dtype) if quantize else np.dtype(np.float32)
+    q_dt, f_dt = (out_dt, x_dt) if quantize else (x_dt, out_dt)
+    axis = int(n.attrs.get("axis", 1))
+    on_device = (not ctx.host_quantization and np.dtype(q_dt) in (np.uint8, np.int8) and np.dtype(f_dt) == np.float32
+                 and len(shape) > 0 and QuantizeLinearDesc.runs_on(ctx.device.capabilities, quantize)
+                 and (scale.size == 1 or shape[axis % len(shape)] == scale.size))
+    if not on_device:
+        fn = quantize_linear if quantize else dequantize_linear
+        return Lowered("host", tuple(shape), np.dtype(out_dt), compute=lambda x: fn(x, scale, zp, axis=axis))
+    desc = QuantizeLinearDesc(quantize, tuple(shape), np.dtype(q_dt), axis % len(shape) if scale.size > 1 else None)
+    return Lowered("device", tuple(shape), np.dtype(out_dt), ctx.device.operator(desc),
+                   (ctx.device.upload(desc.params(scale, zp)),))
+
+
+# ---- views --------------------------------------------------------------------------------------
+
+def _view(shape_of: Callable[[Node, tuple, Graph], tuple]) -> Callable[[Node, Context], Lowered]:
+    def lower(n: Node, ctx: Context) -> Lowered:
+        shape, dt = ctx.input(n)
+        return Lowered("view", tuple(shape_of(n, tuple(shape), ctx.graph)), np.dtype(dt))
+    return lower
+
+
+def _reshaped(n: Node, shape: tuple, graph: Graph) -> tuple:
+    target = [int(v) for v in graph.consts[n.inputs[1]].reshape(-1)]
+    out = [shape[i] if v == 0 and not n.attrs.get("allowzero", 0) else v for i, v in enumerate(target)]
+    if -1 in out:
+        known = int(np.prod([v for v in out if v != -1]))
+        out[out.index(-1)] = int(np.prod(shape)) // max(known, 1)
+    if int(np.prod(out)) != int(np.prod(shape)):
+        raise _refused(n, f"Reshape of {tuple(shape)} to {tuple(target)}")
+    return tuple(out)
+
+
+def _flattened(n: Node, shape: tuple, graph: Graph) -> tuple:
+    axis = int(n.attrs.get("axis", 1)) % max(len(shape), 1)
+    return (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))
+
+
+def _axes(n: Node, graph: Graph) -> Optional[list]:
+    """Squeeze / Unsqueeze axes: the attribute (before opset 13) or the constant input 1."""
+    if n.input(1):
+        return [int(a) for a in graph.consts[n.inputs[1]].reshape(-1)]
+    return None if "axes" not in n.attrs else [int(a) for a in n.attrs["axes"]]
+
+
+def _squeezed(n: Node, shape: tuple, graph: Graph) -> tuple:
+    axes = _axes(n, graph)
+    if axes is None:
+        return tuple(s for s in shape if s != 1)
+    axes = {a % len(shape) for a in axes} if shape else set()
+    if any(shape[a] != 1 for a in axes) or len(axes) != len(_axes(n, graph)):
+        raise _refused(n, f"Squeeze of axes {_axes(n, graph)} of a tensor of shape {shape}")
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _unsqueezed(n: Node, shape: tuple, graph: Graph) -> tuple:
+    axes, rank = _axes(n, graph), len(shape) + len(_axes(n, graph) or [])
+    if not axes or len({a % rank for a in axes}) != len(axes) or any(not -rank <= a < rank for a in axes):
+        raise _refused(n, f"Unsqueeze of axes {axes} of a tensor of shape {shape}")
+    out, rest = [], iter(shape)
+    wanted = {a % rank for a in axes}
+    for i in range(rank):
+        out.append(1 if i in wanted else next(rest))
+    return tuple(out)
+
+
+def _check_axes(n: Node, graph: Graph) -> List[str]:
+    if n.input(1) and n.inputs[1] not in graph.consts:
+        return [f"{n.name}: {n.op} needs constant axes"]
+    if n.op == "Unsqueeze" and not _axes(n, graph):
+        return [f"{n.name}: Unsqueeze without axes"]
+    return []
+
+
+def _check_reshape(n: Node, graph: Graph) -> List[str]:
+    return [] if n.input(1) in graph.consts else [f"{n.name}: Reshape needs a constant shape"]
+
+
+LOWERINGS: Dict[str, Lowering] = {
+    "QLinearConv": Lowering(_lower_qlinearconv, _check_conv),
+    "ConvInteger": Lowering(_lower_conv_integer, _check_conv),
+    "DepthToSpace": Lowering(_lower_depth_space, layout=True),
+    "SpaceToDepth": Lowering(_lower_depth_space, _check_space_to_depth, layout=True),
+    "QuantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2))),
+    "DequantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2))),
+    "Identity": Lowering(_view(lambda n, shape, g: shape), layout=True),
+    "Reshape": Lowering(_view(_reshaped), _check_reshape, layout=True),
+    "Flatten": Lowering(_view(_flattened), layout=True),
+    "Squeeze": Lowering(_view(_squeezed), _check_axes, layout=True),
+    "Unsqueeze": Lowering(_view(_unsqueezed), _check_axes, layout=True),
+}
+LAYOUT_OPS = frozenset(op for op, entry in LOWERINGS.items() if entry.layout)
+
+
+def check(graph: Graph) -> List[str]:
+    """The forms of the nodes that their lowerings refuse, as messages (nodes of other op types are
+    left to the caller)."""
+    return [m for n in graph.nodes if n.op in LOWERINGS for m in LOWERINGS[n.op].check(n, graph)]

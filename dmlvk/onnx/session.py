@@ -1,0 +1,196 @@
+"""InferenceSession: a model loaded (graph.load), checked against the lowerings (lower.check),
+rewritten (rewrite), and run through plans made per set of input shapes (plan.Plan)."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict, deque
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence
+
+import numpy as np
+
+from ..arrays import DeviceArray, resolve_device
+from ..runtime.device import Device
+from . import graph as graphs, lower, rewrite
+from .graph import NUMPY_TYPES, Graph, NodeArg, UnsupportedModelError
+from .plan import Plan, plan_key
+
+PLANS_KEPT = 4            # input shapes whose operators and Buffers a session keeps
+
+
+def prepare(model) -> Graph:
+    """The graph dmlvk runs for a model (a path, an onnx.ModelProto or a Graph): checked (every node
+    dmlvk cannot run named at once, as an UnsupportedModelError), QDQ groups fused, quantization
+    moved to the edges, requantizing pairs and dead nodes dropped."""
+    g = model if isinstance(model, Graph) else graphs.load(model)
+    bad = list(g.refused)
+    known = set(lower.LOWERINGS) | rewrite.FUSED_OPS
+    bad += [f"{n.name}: {n.op}" for n in g.nodes if n.op not in known]
+    if not bad:
+        g, unfused = rewrite.fuse_qdq(g)
+        bad += unfused
+    bad += lower.check(g)
+    if bad:
+        raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(bad))
+    g = rewrite.drop_requantize_pairs(rewrite.commute(g, lower.LAYOUT_OPS))
+    return rewrite.drop_dead(g)
+
+
+class InferenceSession:
+    """An ONNX model loaded for dmlvk: model is a path or an onnx.ModelProto; device a dmlvk.Device
+    (None: the default one). QuantizeLinear and DequantizeLinear between float32 and 8 bits run on
+    the device, in the same submission as the operators around them (QuantizeLinear where the
+    device has shaderFloat64, which its exact division needs); host_quantization=True runs them
+    with numpy instead (the same results). One session runs one call at a time (calls from
+    several threads wait for each other)."""
+
+    def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False):
+        self.host_quantization = bool(host_quantization)
+        self.graph = prepare(model)
+        self.device = resolve_device(device)
+        self._plans: "OrderedDict[tuple, Plan]" = OrderedDict()
+        self._stream_plans: Dict[tuple, list] = {}      # run_stream's plans, `depth` per signature
+        self._lock = threading.Lock()
+
+    def get_inputs(self) -> List[NodeArg]:
+        return list(self.graph.inputs)
+
+    def get_outputs(self) -> List[NodeArg]:
+        return list(self.graph.outputs)
+
+    @property
+    def nodes(self) -> List[str]:
+        """The op types in the order dmlvk runs them (after fusing QDQ groups and moving
+        quantization to the edges)."""
+        return [n.op for n in self.graph.nodes]
+
+    def runs_model(self):
+        """What dmlvk runs, as an onnx.ModelProto: the nodes after fusing QDQ groups into
+        QLinearConv and moving quantization to the edges, with the constants they read (to
+        inspect, or to run elsewhere)."""
+        return self.graph.to_model()
+
+    def _plan(self, feeds: dict, outputs: Optional[dict] = None) -> Plan:
+        return Plan(self.graph, self.device, feeds, outputs, self.host_quantization)
+
+    def run(self, output_names: Optional[Sequence[str]], input_feed: dict,
+            outputs: Optional[dict] = None) -> list:
+        """The outputs named (all when None) for the inputs in input_feed ({name: array}).
+
+        As ONNX Runtime's IO binding: an input may be a dmlvk.DeviceArray on the session's
+        device, read in place (no transfer); outputs={name: DeviceArray} has those outputs
+        written into the given device arrays, which are returned for them instead of numpy
+        arrays. A session records its submission over the device arrays of a call and keeps
+        it (for the last 4 combinations of shapes and device arrays): streaming through a few
+        device arrays in turn costs no recording."""
+        if not isinstance(input_feed, dict):
+            raise TypeError(f"input_feed must be a dict of name: array, got {type(input_feed).__name__}")
+        names, known = self._output_names(output_names)
+        outputs = dict(outputs or {})
+        for nm, v in outputs.items():
+            if nm not in known:
+                raise ValueError(f"outputs names no graph output: {nm!r}; the outputs are {sorted(known)}")
+            if not isinstance(v, DeviceArray) or v.device is not self.device:
+                raise TypeError(f"output {nm!r} must be a dmlvk.DeviceArray on {self.device.name}")
+        feeds = self._checked_feeds(input_feed)
+        key = plan_key(feeds, outputs)
+        with self._lock:          # one run at a time: a plan's device Buffers are shared
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = self._plan(feeds, outputs)
+                while len(self._plans) > PLANS_KEPT:
+                    self._plans.popitem(last=False)
+            self._plans.move_to_end(key)
+            values = plan.run(feeds)
+        return [values[n] for n in names]
+
+    def _output_names(self, output_names: Optional[Sequence[str]]) -> tuple:
+        """(the outputs asked for, all the graph's output names) after checking the former."""
+        known = self.graph.output_names
+        names = [o.name for o in self.graph.outputs] if output_names is None else list(output_names)
+        for nm in names:
+            if nm not in known:
+                raise ValueError(f"no graph output named {nm!r}; the outputs are {sorted(known)}")
+        return names, known
+
+    def _checked_feeds(self, input_feed: dict) -> dict:
+        """{input name: contiguous array or DeviceArray} after the checks of run()."""
+        feeds = {}
+        for arg in self.graph.inputs:
+            if arg.name not in input_feed:
+                raise ValueError(f"input {arg.name!r} is missing from input_feed")
+            a = input_feed[arg.name]
+            if isinstance(a, DeviceArray):
+                if a.device is not self.device:
+                    raise ValueError(f"input {arg.name!r} lives on {a.device.name}, not on {self.device.name}")
+            else:
+                a = np.ascontiguousarray(np.asarray(a))
+            want = NUMPY_TYPES.get(arg.type)
+            if want is not None and a.dtype != want:
+                raise TypeError(f"input {arg.name!r} must be {np.dtype(want)} ({arg.type}), got {a.dtype}")
+            feeds[arg.name] = a
+        extra = set(input_feed) - {a.name for a in self.graph.inputs}
+        if extra:
+            raise ValueError(f"input_feed names no graph input: {sorted(extra)}")
+        return feeds
+
+    def run_stream(self, output_names: Optional[Sequence[str]], input_feeds: Iterable[dict],
+                   depth: int = 2) -> Iterator[list]:
+        """run() over a sequence of input feeds (numpy arrays), yielding each one's outputs in order,
+        with up to `depth` of them in flight: while the device computes one, the host copies the
+        next one's inputs in and the previous one's outputs out. Each frame in flight has a plan
+        of its own (its staging and device memory); a plan with steps on the host (QuantizeLinear
+        without double-precision division, say) runs its frames one at a time."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth must be a positive integer, got {depth!r}")
+        names, _ = self._output_names(output_names)
+        pending: "deque[tuple]" = deque()      # (plan in flight or None, its outputs when done)
+        mine: Dict[tuple, list] = {}            # the plans this stream holds, per input signature
+        count = 0
+        try:
+            for input_feed in input_feeds:
+                feeds = self._checked_feeds(input_feed)
+                key = plan_key(feeds)
+                plans = mine.get(key)
+                if plans is None:
+                    with self._lock:        # another stream of this signature makes its own
+                        plans = self._stream_plans.pop(key, None)
+                    if plans is None or len(plans) != depth:
+                        plans = [self._plan(feeds) for _ in range(depth)]
+                    mine[key] = plans
+                plan = plans[count % depth]
+                count += 1
+                if plan.started(feeds):
+                    pending.append((plan, None))
+                else:
+                    pending.append((None, plan.run(feeds)))
+                # at most depth - 1 frames left in flight, so the next frame's plan is free
+                while pending and (len(pending) >= depth or pending[0][0] is None):
+                    yield _finished(pending.popleft(), names)
+            while pending:
+                yield _finished(pending.popleft(), names)
+        finally:
+            for plan, _ in pending:                  # a consumer that stopped early
+                if plan is not None:
+                    plan.finish()
+            with self._lock:
+                self._stream_plans.update(mine)
+                while len(self._stream_plans) > PLANS_KEPT:
+                    self._stream_plans.pop(next(iter(self._stream_plans)))
+
+    def device_work(self, input_feed: dict) -> tuple:
+        """(Program, dispatches, step kinds) of the plan that run() made for inputs like these (run
+        them once first): the first device stretch's recorded submission, its (Kernel, Buffers)
+        dispatches, and the plan's steps in order ("device", "host", "view"). For benchmarks and
+        probes, which time the device's part alone."""
+        plan = self._plans.get(plan_key(input_feed))
+        if plan is None:
+            raise ValueError("no plan for these inputs: run the session with them first")
+        program, dispatches = plan.device_work()
+        return program, dispatches, [step[0] for step in plan.steps]
+
+
+def _finished(item: tuple, names: list) -> list:
+    plan, values = item
+    if plan is not None:
+        values = plan.finish()
+    return [values[n] for n in names]

@@ -1,0 +1,255 @@
+"""dmlvk.onnx's graph rewrites, each condition on both sides of its boundary: a model that just meets
+it is rewritten and runs bit-exact against ONNX Runtime; one that just fails it is refused by name,
+or runs unrewritten and bit-exact. The structural checks need no device (prepare() lowers nothing)."""
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dmlvk.onnx import InferenceSession, UnsupportedModelError, load, prepare, rewrite
+from dmlvk.onnx.lower import LAYOUT_OPS
+
+U8, S8 = np.uint8, np.int8
+ONNX_TYPE = {np.dtype(U8): TensorProto.UINT8, np.dtype(S8): TensorProto.INT8, np.dtype(np.float32): TensorProto.FLOAT,
+             np.dtype(np.int64): TensorProto.INT64}
+
+
+def run_ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def model_of(nodes, inputs, outputs, consts, opset=13):
+    g = helper.make_graph(nodes, "t", [helper.make_tensor_value_info(n, ONNX_TYPE[np.dtype(t)], s) for n, t, s in inputs],
+                          [helper.make_tensor_value_info(n, ONNX_TYPE[np.dtype(t)], None) for n, t in outputs],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def qdq_conv(x_type=U8, y_zp=None, y_type=None, act=None, clip=(None, None), w_axis=None, bias_zp=0,
+             x_scale_count=1, y_scale_count=1, conv_is_output=False, second_reader=False, constant_weight=True):
+    """float x -> Q -> DQ -> Conv (weight and bias through DQ) [-> Relu | Clip] -> Q -> DQ -> float y: a
+    3 x 3, 4 -> 6 channel convolution, weights in [-64, 63] (onnxruntime's u8 x s8 kernel is exact there)."""
+    rng = np.random.default_rng(5)
+    y_type = y_type or x_type
+    y_zp = np.array(np.iinfo(y_type).min + 40 if y_zp is None else y_zp, y_type)
+    w = rng.integers(-64, 64, (6, 4, 3, 3)).astype(S8)
+    ws = np.float32(0.02) if w_axis is None else rng.uniform(0.01, 0.03, 6 if w_axis == 0 else 4).astype(np.float32)
+    consts = {"xs": np.full(x_scale_count, 0.05, np.float32) if x_scale_count > 1 else np.float32(0.05),
+              "xzp": np.full(x_scale_count, 3, x_type) if x_scale_count > 1 else np.array(3, x_type),
+              "ws": ws, "wzp": np.zeros(np.shape(ws), S8),
+              "b": rng.integers(-300, 300, 6).astype(np.int32), "bs": np.float32(0.001), "bzp": np.int32(bias_zp),
+              "ys": np.full(y_scale_count, 0.1, np.float32) if y_scale_count > 1 else np.float32(0.1),
+              "yzp": np.full(y_scale_count, y_zp, y_type) if y_scale_count > 1 else y_zp}
+    inputs = [("x", np.float32, [1, 4, 7, 9])]
+    if constant_weight:
+        consts["w"] = w
+    else:
+        inputs.append(("w", S8, [6, 4, 3, 3]))
+    axis = {} if w_axis is None else {"axis": w_axis}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"], **({"axis": 1} if x_scale_count > 1 else {})),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"], **({"axis": 1} if x_scale_count > 1 else {})),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wzp"], ["wd"], **axis),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bzp"], ["bd"]),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], name="conv", pads=[1, 1, 1, 1])]
+    out = "c"
+    if act == "Relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["a"], name="act"))
+        out = "a"
+    elif act == "Clip":
+        for k, v in zip(("lo", "hi"), clip):
+            if v is not None:
+                consts[k] = np.float32(v)
+        nodes.append(helper.make_node("Clip", ["c", "lo" if clip[0] is not None else "", "hi" if clip[1] is not None else ""],
+                                      ["a"], name="act"))
+        out = "a"
+    y_axis = {"axis": 1} if y_scale_count > 1 else {}
+    nodes += [helper.make_node("QuantizeLinear", [out, "ys", "yzp"], ["yq"], **y_axis),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yzp"], ["y"], **y_axis)]
+    outputs = [("y", np.float32)]
+    if conv_is_output:
+        outputs.append((out, np.float32))
+    if second_reader:
+        nodes.append(helper.make_node("Identity", [out], ["z"]))
+        outputs.append(("z", np.float32))
+    return model_of(nodes, inputs, outputs, consts)
+
+
+def x_frame():
+    return np.random.default_rng(7).uniform(-3, 9, (1, 4, 7, 9)).astype(np.float32)
+
+
+def fused(model) -> list:
+    return [n.op for n in prepare(model).nodes]
+
+
+def refused(model, name: str, why: str):
+    with pytest.raises(UnsupportedModelError, match=f"{name}: .*{why}"):
+        prepare(model)
+
+
+def cpu_has_vnni() -> bool:
+    flags = open("/proc/cpuinfo").read() if sys.platform == "linux" else ""
+    return " avx512_vnni" in flags or " avx_vnni" in flags
+
+
+def bit_exact(device, model, ort_fuses=True):
+    """dmlvk's result equals onnxruntime's on the graph dmlvk runs (its own QLinearConv) and, where
+    onnxruntime fuses the group too (ort_fuses), on the model itself."""
+    session = InferenceSession(model, device=device)
+    x = x_frame()
+    got = session.run(None, {"x": x})
+    for want in [run_ort(session.runs_model(), {"x": x})] + ([run_ort(model, {"x": x})] if ort_fuses else []):
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w)
+    return session
+
+
+# ---- fuse_qdq: each condition, both sides ---------------------------------------------------------
+
+@pytest.mark.parametrize("x_type", [U8, S8])
+def test_relu_is_fused_exactly_where_the_zero_point_is_the_lowest_value(device, x_type):
+    low = np.iinfo(x_type).min
+    model = qdq_conv(x_type, y_zp=low, act="Relu")
+    assert fused(model) == ["QuantizeLinear", "QLinearConv", "DequantizeLinear"]
+    bit_exact(device, model)
+    refused(qdq_conv(x_type, y_zp=low + 1, act="Relu"), "act", "Relu between a Conv and its QuantizeLinear")
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_clip_is_fused_exactly_where_its_range_holds_the_quantized_range(device, side):
+    info, zp, scale = np.iinfo(U8), 40, np.float32(0.1)
+    bound = np.float32(info.min - zp) * scale if side == 0 else np.float32(info.max - zp) * scale
+    inward = np.nextafter(bound, np.float32(np.inf if side == 0 else -np.inf), dtype=np.float32)
+    clip = lambda v: (v, None) if side == 0 else (None, v)
+    model = qdq_conv(y_zp=zp, act="Clip", clip=clip(bound))
+    assert fused(model) == ["QuantizeLinear", "QLinearConv", "DequantizeLinear"]
+    bit_exact(device, model)
+    refused(qdq_conv(y_zp=zp, act="Clip", clip=clip(inward)), "act", "Clip between a Conv")
+
+
+def test_an_unbounded_clip_is_fused(device):
+    bit_exact(device, qdq_conv(act="Clip", clip=(None, None)))
+
+
+def test_the_weight_is_quantized_along_its_output_channels_or_refused(device):
+    model = qdq_conv(w_axis=0)
+    assert "QLinearConv" in fused(model)
+    # onnxruntime fuses per-channel groups on CPUs with VNNI alone (measured on an AVX2 EPYC: it
+    # runs the float Conv there, equal to its unoptimized graph)
+    bit_exact(device, model, ort_fuses=cpu_has_vnni())
+    refused(qdq_conv(w_axis=1), "conv", "quantized along an axis other than its output channels")
+
+
+def test_the_bias_zero_point_must_be_zero(device):
+    bit_exact(device, qdq_conv(bias_zp=0))
+    refused(qdq_conv(bias_zp=1), "conv", "the bias must be a DequantizeLinear of an int32 constant with zero point 0")
+
+
+def test_the_input_and_output_are_quantized_per_tensor():
+    assert "QLinearConv" in fused(qdq_conv(x_scale_count=1))
+    refused(qdq_conv(x_scale_count=4), "conv", "the input is quantized per axis")
+    refused(qdq_conv(y_scale_count=6), "conv", "the output is quantized per axis")
+
+
+def test_the_weight_must_be_a_constant():
+    refused(qdq_conv(constant_weight=False), "conv", "the weight's of a constant")
+
+
+def test_the_output_goes_to_one_quantize_linear_alone():
+    refused(qdq_conv(second_reader=True), "conv", "its output must go to one QuantizeLinear alone")
+    refused(qdq_conv(conv_is_output=True), "conv", "its output must go to one QuantizeLinear alone")
+    refused(qdq_conv(act="Relu", y_zp=0, conv_is_output=True), "conv", "one QuantizeLinear alone")
+
+
+def test_fusion_is_a_graph_rewrite_that_leaves_its_input_alone():
+    g = load(qdq_conv())
+    before = g.nodes
+    fused_graph, messages = rewrite.fuse_qdq(g)
+    assert messages == [] and g.nodes is before and "conv__x_zero_point" not in g.consts
+    conv = next(n for n in fused_graph.nodes if n.op == "QLinearConv")
+    assert conv.name == "conv" and fused_graph.consts["conv__x_zero_point"].dtype == U8
+
+
+# ---- drop_requantize_pairs ---------------------------------------------------------------------
+
+def requantize(zp_out=3, scale_out=np.float32(0.05), type_out=U8):
+    consts = {"s": np.float32(0.05), "zp": np.array(3, U8), "s2": np.float32(scale_out), "zp2": np.array(zp_out, type_out)}
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["f"]),
+             helper.make_node("QuantizeLinear", ["f", "s2", "zp2"], ["y"])]
+    return model_of(nodes, [("x", U8, [1, 2, 3, 4])], [("y", type_out)], consts)
+
+
+@pytest.mark.parametrize("change", ["zero point", "scale", "type"])
+def test_a_requantizing_pair_is_dropped_only_when_it_changes_nothing(device, change):
+    x = np.arange(24, dtype=U8).reshape(1, 2, 3, 4) * 11
+    same = requantize()
+    assert fused(same) == ["Identity"]
+    assert np.array_equal(InferenceSession(same, device=device).run(None, {"x": x})[0], x)
+    other = {"zero point": requantize(zp_out=4), "scale": requantize(scale_out=np.nextafter(np.float32(0.05), 1)),
+             "type": requantize(zp_out=3, type_out=S8)}[change]
+    assert fused(other) == ["DequantizeLinear", "QuantizeLinear"]
+    got, = InferenceSession(other, device=device).run(None, {"x": x})
+    want, = run_ort(other, {"x": x})
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+# ---- commute ------------------------------------------------------------------------------------
+
+def dequantized_shuffle(scale_count=1, second_reader=False):
+    consts = {"s": np.full(scale_count, 0.05, np.float32) if scale_count > 1 else np.float32(0.05),
+              "zp": np.full(scale_count, 3, U8) if scale_count > 1 else np.array(3, U8)}
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["f"], **({"axis": 1} if scale_count > 1 else {})),
+             helper.make_node("DepthToSpace", ["f"], ["y"], blocksize=2, mode="CRD")]
+    outputs = [("y", np.float32)]
+    if second_reader:
+        nodes.append(helper.make_node("Identity", ["f"], ["z"]))
+        outputs.append(("z", np.float32))
+    return model_of(nodes, [("x", U8, [1, 8, 3, 5])], outputs, consts)
+
+
+@pytest.mark.parametrize("model, moved", [(dequantized_shuffle(), True), (dequantized_shuffle(scale_count=8), False),
+                                          (dequantized_shuffle(second_reader=True), False)],
+                         ids=["per-tensor", "per-axis", "two readers"])
+def test_dequantization_moves_past_layout_ops_only_per_tensor_and_alone(device, model, moved):
+    ops = fused(model)
+    assert ops[:2] == (["DepthToSpace", "DequantizeLinear"] if moved else ["DequantizeLinear", "DepthToSpace"])
+    x = np.random.default_rng(1).integers(0, 256, (1, 8, 3, 5), dtype=U8)
+    for got, want in zip(InferenceSession(model, device=device).run(None, {"x": x}), run_ort(model, {"x": x})):
+        assert np.array_equal(got, want)
+
+
+def test_commute_is_driven_by_the_registry_layout_ops():
+    assert {"DepthToSpace", "SpaceToDepth", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"} == set(LAYOUT_OPS)
+    g = load(dequantized_shuffle())
+    assert [n.op for n in rewrite.commute(g, set()).nodes] == ["DequantizeLinear", "DepthToSpace"]
+
+
+# ---- an op added the new way: Squeeze and Unsqueeze as views ------------------------------------
+
+def test_squeeze_and_unsqueeze_are_views_inside_device_work(device):
+    consts = {"a0": np.array([0], np.int64), "a2": np.array([2], np.int64)}
+    nodes = [helper.make_node("Unsqueeze", ["x", "a0"], ["u"]),             # (8, 3, 5) -> (1, 8, 3, 5)
+             helper.make_node("DepthToSpace", ["u"], ["d"], blocksize=2, mode="DCR"),
+             helper.make_node("Squeeze", ["d", "a0"], ["s"]),                 # -> (2, 6, 10)
+             helper.make_node("Unsqueeze", ["s", "a2"], ["y"])]               # -> (2, 6, 1, 10)
+    model = model_of(nodes, [("x", U8, [8, 3, 5])], [("y", U8)], consts)
+    session = InferenceSession(model, device=device)
+    x = np.random.default_rng(2).integers(0, 256, (8, 3, 5), dtype=U8)
+    got, = session.run(None, {"x": x})
+    want, = run_ort(model, {"x": x})
+    assert got.shape == (2, 6, 1, 10) and np.array_equal(got, want)
+    program, dispatches, kinds = session.device_work({"x": x})
+    assert kinds == ["view", "device"] and len(dispatches) >= 1
+
+
+def test_squeeze_of_an_axis_that_is_not_one_is_refused(device):
+    model = model_of([helper.make_node("Squeeze", ["x", "a"], ["y"], name="sq")], [("x", U8, [2, 3])], [("y", U8)],
+                     {"a": np.array([0], np.int64)})
+    with pytest.raises(UnsupportedModelError, match="sq: Squeeze of axes"):
+        InferenceSession(model, device=device).run(None, {"x": np.zeros((2, 3), U8)})
+    unknown = model_of([helper.make_node("Squeeze", ["x", "a"], ["y"], name="sq")], [("x", U8, [2, 3]), ("a", np.int64, [1])],
+                       [("y", U8)], {})
+    with pytest.raises(UnsupportedModelError, match="sq: Squeeze needs constant axes"):
+        prepare(unknown)
