@@ -28,7 +28,8 @@ from .bench_runtime import markdown as runtime_markdown, measure_runtime
 from .common import Progress, prog, pyplot, save_chart, slug
 from dmlvk.runtime.commands import Program
 from dmlvk.runtime.commands import time as time_dispatches
-from dmlvk.runtime.device import Device, Kernel
+from dmlvk.runtime.device import Device
+from dmlvk.runtime.kernel import Kernel
 from dmlvk.tensor import TensorDesc
 
 MiB = 1 << 20

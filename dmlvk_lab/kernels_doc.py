@@ -28,10 +28,12 @@ def render() -> str:
            "one for every operator that has it. Steps are kernels that run as part of another "
            "variant's plan.", ""]
     for table in TABLES:
-        out += [f"## {table.operator}", "", "| variant | shader | what it does | needs |", "|---|---|---|---|"]
+        out += [f"## {table.operator}", "", "| variant | shader | what it does | needs | wins where |",
+                "|---|---|---|---|---|"]
         for v in table:
             what = _cell(v.summary) + (f" (a step of `{v.step_of}`)" if v.step_of else "")
-            out.append(f"| `{v.name}` | `{v.shader}` | {what} | {', '.join(v.requires) or '-'} |")
+            where = _cell(v.wins.text) if v.wins else "-"
+            out.append(f"| `{v.name}` | `{v.shader}` | {what} | {', '.join(v.requires) or '-'} | {where} |")
         out.append("")
         for v in table:
             out += [f"### `{v.name}`", "", _cell(v.summary) + ".", ""]
@@ -42,6 +44,8 @@ def render() -> str:
                 out.append(f"- compiled as: {'; '.join(builds)}")
             if v.requires:
                 out.append(f"- requires: {', '.join(v.requires)}")
+            if v.wins:
+                out.append(f"- wins where: {_cell(v.wins.text)}")
             if v.tuning:
                 out.append("- tuning: " + ", ".join(f"`{k}` = {_cell(val)}" for k, val in v.tuning.items()))
             if v.measured:

@@ -24,6 +24,7 @@ from typing import List, Optional
 
 import numpy as np
 
+from .cases import ort_weight_range
 from .common import short
 from .common import Progress, bench_results, prog, slug
 from .portability import COMPARED
@@ -184,8 +185,7 @@ def differential(device, cases: int, seed: int, progress: Progress) -> list:
     for types in QC_TYPES:
         name = {"uint8": "u8", "int8": "s8"}
         label = " x ".join(name[t] for t in types[:2]) + " -> " + name[types[2]]
-        # onnxruntime's u8 x s8 kernel saturates 16-bit pair sums on AVX2 CPUs: 7-bit filters there
-        w_range = (-64, 63) if types[:2] == ("uint8", "int8") else None
+        w_range = ort_weight_range(*types[:2])             # cases.py: onnxruntime's u8 x s8 rule
         for i in range(per_type):
             args, kwargs, y_dt = random_case(rng, *(np.dtype(t) for t in types), per_channel=bool(i % 2),
                                              w_range=w_range)

@@ -44,6 +44,11 @@ def C(kernel) -> dict:
     return TABLE[kernel.variant].constants(kernel)
 
 
+def P(kernel) -> dict:
+    """A kernel's push constants by name (its shader's push block)."""
+    return TABLE[kernel.variant].push_values(kernel)
+
+
 def runs(desc, variant, device=None) -> bool:
     """Whether the named variant can run the description (on the device's capabilities)."""
     try:
@@ -51,13 +56,6 @@ def runs(desc, variant, device=None) -> bool:
     except ValueError:
         return False
     return True
-
-
-def lanes_win(eb, b, d2s) -> bool:
-    """Where depth_space_lanes.comp measured faster, in COLUMN_ROW_DEPTH order (its variant's table
-    entry): uint8 space-to-depth with B = 3 or 4 and depth-to-space with B = 3, float16
-    space-to-depth with B = 3."""
-    return (b == 3 or (b == 4 and not d2s)) if eb == 1 else (eb == 2 and b == 3 and not d2s)
 
 
 def run_case(device, rng, desc_cls, data_type, b, order, in_kind, out_kind, shape=None, force=None, tuning=None):
@@ -674,7 +672,6 @@ def test_channel_last_crd_staged(device, rng, eb):
     for desc_cls in (dmlvk.SpaceToDepth1Desc, dmlvk.DepthToSpace1Desc):
         d2s = desc_cls is dmlvk.DepthToSpace1Desc
         for b in (2, 3, 4):
-            wins = (b % 2 == 0 or not d2s) if eb == 1 else (b == 2 or (b == 4 and d2s))
             for cs in (2, 4, 8, 12, 160):       # 160: pixels wider than a tile's bytes
                 wd = 3 + tile_bytes // (b * b * cs * eb)        # past one tile
                 for gaps in (False, True):
@@ -686,13 +683,14 @@ def test_channel_last_crd_staged(device, rng, eb):
                     k = desc.kernel(device.capabilities)
                     segments = d2s and b * cs * eb == 16
                     whole = cs * eb % 4 == 0
-                    lanes = not segments and lanes_win(eb, b, d2s) and runs(desc, "nhwc.lanes")
+                    wins = TABLE["nhwc.staged"].wins.test(desc)          # the rows' rules
+                    lanes = not segments and TABLE["nhwc.lanes"].wins.test(desc) and runs(desc, "nhwc.lanes")
                     assert (k.variant == "nhwc.lanes") == lanes, (desc, k)
                     assert (k.variant == "nhwc.staged") == (wins and whole and not segments and not lanes), (desc, k)
                     if k.variant != "nhwc.staged":
                         continue
                     taken += 1
-                    xt = k.push[11]
+                    xt = P(k)["tile_pixels"]
                     ragged += wd > xt and wd % xt != 0
                     # the space side's rows, and with an odd B the depth side's pixels
                     assert k.count % k.local_size == 0 and C(k)["TILE_WORDS"] * 4 <= max(tile_bytes * 3 // 2, b * b * cs * eb + 4 * b) * (1 + b % 2)
@@ -701,7 +699,7 @@ def test_channel_last_crd_staged(device, rng, eb):
                     # else rows an odd number of words apart
                     row_words = xt * b * cs * eb // 4
                     rotate = b % 2 == 0 and C(k)["VEC_BYTES"] == 16
-                    assert C(k)["ROTATE"] == rotate and k.push[15] == (row_words if rotate else row_words | 1), k
+                    assert C(k)["ROTATE"] == rotate and P(k)["tile_pitch"] == (row_words if rotate else row_words | 1), k
                     rotated += rotate
                     # odd B, where wide enough: a unit (a space-side word) for every invocation
                     if b % 2 and wd * cs * eb >= 4 * k.local_size:
@@ -728,7 +726,7 @@ def test_channel_last_crd_staged(device, rng, eb):
                                 force="nhwc.staged")
                 k = desc.kernel(device.capabilities, force="nhwc.staged")
                 forced += k.variant == "nhwc.staged" and C(k)["DEPTH_TILE"] == 1
-                assert k.push[11] * cs * eb >= 4 * k.local_size, k      # a unit for every invocation
+                assert P(k)["tile_pixels"] * cs * eb >= 4 * k.local_size, k      # a unit for every invocation
     assert forced == 8, forced
 
 
@@ -757,7 +755,8 @@ def test_channel_last_tiles(device, rng, eb):
                                 continue
                             k = desc.kernel(device.capabilities, force="nhwc.tiled")
                             taken += 1
-                            ragged += wd % k.push[11] != 0 and wd > k.push[11]
+                            xt = P(k)["tile_pixels"]
+                            ragged += wd % xt != 0 and wd > xt
                             assert k.count % k.local_size == 0 and C(k)["TILE_WORDS"] * 4 <= TABLE.tuning["TILED_MAX_BYTES"], k
                             words = cs * b * b * eb // 4
                             swizzle = d2s and eb == 4 and C(k)["VEC_BYTES"] == 16 and words >= 32 and words & (words - 1) == 0

@@ -76,7 +76,7 @@ def test_execution_agrees_with_directml_byte_for_byte(dml):
 
 def dmlvk_view(driver_env: dict) -> dict:
     """dmlvk's own reading of the device a driver offers (run in a child process pointed at it)."""
-    code = ("import json, dmlvk\nfrom dmlvk.runtime.device import directml_data_types\n"
+    code = ("import json, dmlvk\nfrom dmlvk.runtime.datatypes import directml_data_types\n"
             "d = dmlvk.devices()[0]\n"
             "print(json.dumps({'driver': d.driver_info, 'types': sorted(int(t) for t in directml_data_types(d))}))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("VK_")}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dmlvk.ops import depth_space, quantized_conv
-from dmlvk.ops.variants import check_against_shaders
+from dmlvk.ops.variants import PushBlock, check_against_shaders, check_push_blocks
 from dmlvk.runtime import compiler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +121,53 @@ def test_the_kernels_document_is_the_tables():
     assert kernels_doc.OUT.read_text() == kernels_doc.render(), "python -m dmlvk_lab.kernels_doc"
 
 
-def test_the_convolution_push_block_is_declared_once():
-    from dmlvk.ops.quantized_conv.layout import PUSH
-    from dmlvk.ops.variants import declared_push_block
-    assert declared_push_block(compiler.SHADER_DIR / "qconv_common.glsl") == list(PUSH) + [("items", 1), ("first", 1)]
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.operator)
+def test_push_blocks_are_the_shaders_declarations(table):
+    assert check_push_blocks(table, compiler.SHADER_DIR) == []
+
+
+def test_kernels_are_made_by_name():
+    rows = depth_space.TABLE["rows"]
+    spec = dict(ELEM_BYTES=1, BLOCK=2, D2S=1, ORDER=0, K=4, CHUNKS=1, STAGED=0, SUBGROUP_STAGED=0, FLAT=0,
+                BLOCK_ROW_MAJOR=0)
+    push = dict(space_strides=(1, 2, 3, 0), depth_strides=(4, 5, 6, 0), chunks_per_row=7, space_height=8,
+                space_channels=9, total_chunks=10)
+    k = rows.kernel(spec=spec, push=push, count=1, slots=(0, 1))
+    assert rows.constants(k) == spec and rows.push_values(k) == push
+    with pytest.raises(ValueError, match=r"missing \['BLOCK_ROW_MAJOR'\], unknown \['ROTATE'\]"):
+        rows.kernel(spec={**{k: v for k, v in spec.items() if k != "BLOCK_ROW_MAJOR"}, "ROTATE": 1}, push=push,
+                    count=1, slots=(0, 1))
+    with pytest.raises(ValueError, match=r"push constants: missing \['total_chunks'\], unknown \['dims'\]"):
+        rows.kernel(spec=spec, push={**{k: v for k, v in push.items() if k != "total_chunks"}, "dims": 1},
+                    count=1, slots=(0, 1))
+    with pytest.raises(ValueError, match="space_strides has 3 words, not 4"):
+        rows.kernel(spec=spec, push={**push, "space_strides": (1, 2, 3)}, count=1, slots=(0, 1))
+    with pytest.raises(AssertionError, match="needs 4-word alignment"):
+        PushBlock([("a", 1), ("b", 4)])
+
+
+def test_kernels_are_data_apart_from_the_device():
+    """runtime/kernel.py (Kernel, dispatch tiling) imports no Kompute and no Device; only
+    runtime/kompute.py loads dmlvk._kp."""
+    graph = import_graph("dmlvk")
+    assert not {m for m in graph["dmlvk.runtime.kernel"] if m.startswith("dmlvk")}
+    loaders = {module for module, imported in graph.items() if any(m.endswith("._kp") for m in imported)}
+    assert loaders == {"dmlvk.runtime.kompute"}, loaders
+
+
+def test_the_onnx_runner_layers():
+    """graph, qdq and rewrite work on graphs alone: no operator, no runtime; lower is where the
+    operators come in, plan where the runtime does."""
+    graph = import_graph("dmlvk")
+    for module in ("dmlvk.onnx.graph", "dmlvk.onnx.qdq", "dmlvk.onnx.rewrite"):
+        assert not {m for m in graph[module] if m.startswith(("dmlvk.ops", "dmlvk.runtime", "dmlvk._kp"))}, module
+    assert not {m for m in graph["dmlvk.onnx.graph"] if m.startswith("dmlvk.onnx.") and m != "dmlvk.onnx.graph"}
+    assert "dmlvk.onnx.lower" not in graph["dmlvk.onnx.rewrite"]
+
+
+def test_the_onnx_runner_imports_at_module_level_only():
+    for f in (ROOT / "dmlvk" / "onnx").glob("*.py"):
+        tree = ast.parse(f.read_text())
+        top = {id(n) for n in tree.body} | {id(n) for t in tree.body if isinstance(t, ast.Try) for n in t.body}
+        local = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in top]
+        assert local == [], (f.name, local)

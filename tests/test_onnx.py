@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dmlvk_lab import onnx_models as models
+from dmlvk_lab.cases import cpu_has_vnni
 from dmlvk import asarray, reference
 from dmlvk.onnx import InferenceSession, UnsupportedModelError, dequantize_linear, quantize_linear
 
@@ -390,11 +391,6 @@ SETTINGS = {                     # quantize_static's defaults first, then the co
                                      reduce_range=False),
     "qoperator-u8": dict(quant_format="QOperator", activation_type="QUInt8", per_channel=False, reduce_range=False),
 }
-
-
-def cpu_has_vnni() -> bool:
-    flags = open("/proc/cpuinfo").read() if sys.platform == "linux" else ""
-    return " avx512_vnni" in flags or " avx_vnni" in flags
 
 
 @pytest.fixture(scope="module")

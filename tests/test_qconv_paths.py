@@ -12,6 +12,7 @@ from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, referenc
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
                                       prepare_call)
 from dmlvk.ops.base import array_binding
+from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.commands import Program
@@ -123,7 +124,9 @@ def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, p
     onnxruntime; returns the kernel that ran it."""
     x_dt, w_dt, y_dt = types
     m = c * mg
-    x, wt = random_ints(rng, x_dt, (n, c * cg, h, w)), random_ints(rng, w_dt, (m, cg) + tuple(kernel))
+    compare = ort and tuple(types) in ORT_TYPES
+    w_lo, w_hi = (compare and ort_weight_range(x_dt, w_dt)) or (None, None)
+    x, wt = random_ints(rng, x_dt, (n, c * cg, h, w)), random_ints(rng, w_dt, (m, cg) + tuple(kernel), w_lo, w_hi)
     wzp = np.full(m, random_ints(rng, w_dt, ()), w_dt) if shared_wzp else random_ints(rng, w_dt, (m,))
     args = (x, 0.02, random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, m).astype(np.float32), wzp,
             rng.integers(-3000, 3000, m).astype(np.int32), 0.7 * cg, random_ints(rng, y_dt, ()))
@@ -132,7 +135,7 @@ def depthwise_case(device, rng, types, n, c, h, w, kernel, strides, dilations, p
     k = planned(device, op_desc)[0]
     got = dmlvk.quantized_linear_convolution(*args, **kwargs, device=device)
     assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
-    if ort and tuple(types) in ORT_TYPES:
+    if compare:
         model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))
         assert np.array_equal(got, run_onnxruntime(model, feeds)), kwargs
     return k
@@ -515,10 +518,11 @@ def test_input_packing(device, rng, case):
     assert expected.nbytes == scratch[0]
     inputs = (device.upload(storage.view(np.uint8).ravel()), device.upload(np.zeros(16, np.uint8)),
               device.upload(params.view(np.uint8)))
-    for kernel in (pack, dataclasses.replace(pack, spec=pack.spec[:-1] + (0,), count=scratch[0] // 32)):
+    variant = TABLE[pack.variant]
+    for kernel in (pack, dataclasses.replace(variant.with_constants(pack, QUAD=0), count=scratch[0] // 32)):
         out = device.upload(np.full(scratch[0], 0x5A, np.uint8))
         Program(device, [(kernel, inputs + (out,))]).run()
-        assert np.array_equal(out.numpy(np.uint8, expected.shape), expected), kernel.spec[-1]
+        assert np.array_equal(out.numpy(np.uint8, expected.shape), expected), variant.constants(kernel)["QUAD"]
 
 
 @pytest.fixture(scope="session")
@@ -589,7 +593,7 @@ def test_fast_path_is_exact(fast_device, portable_device, rng, types, zp_kind, s
                                    (np.int8, np.int8, np.int8)], ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_fast_path_against_onnxruntime(fast_device, rng, types):
     x_dt, w_dt, y_dt = types
-    w_range = (-64, 63) if (x_dt, w_dt) == (np.uint8, np.int8) else None   # see oracles: AVX2 saturation
+    w_range = ort_weight_range(x_dt, w_dt)
     for _ in range(6):
         args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, "equal", w_range)
         model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(y_dt))

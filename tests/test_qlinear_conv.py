@@ -6,6 +6,7 @@ import pytest
 import dmlvk
 from dmlvk.ops.quantized_conv import prepare_call
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
+from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.examples import qconv_examples
 from dmlvk_lab.oracles import (onnx_node_cases, onnx_qlinearconv_model, random_case, random_ints, run_onnx_reference,
                            run_onnxruntime)
@@ -35,8 +36,7 @@ def test_onnx_node_case(device):
 @pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
 def test_against_onnxruntime(device, rng, types, per_channel):
     x_dt, w_dt, y_dt = types
-    # onnxruntime's u8 x s8 kernel saturates 16-bit pair sums on AVX2 CPUs: 7-bit filters there.
-    w_range = (-64, 63) if (x_dt, w_dt) == (np.uint8, np.int8) else None
+    w_range = ort_weight_range(x_dt, w_dt)           # dmlvk_lab.cases: onnxruntime's u8 x s8 rule
     compared = 0
     for _ in range(12):
         args, kwargs, y_dtype = random_case(rng, x_dt, w_dt, y_dt, per_channel=per_channel, w_range=w_range)

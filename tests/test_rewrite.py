@@ -1,8 +1,6 @@
 """dmlvk.onnx's graph rewrites, each condition on both sides of its boundary: a model that just meets
 it is rewritten and runs bit-exact against ONNX Runtime; one that just fails it is refused by name,
 or runs unrewritten and bit-exact. The structural checks need no device (prepare() lowers nothing)."""
-import sys
-
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -10,6 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from dmlvk.onnx import InferenceSession, UnsupportedModelError, load, prepare, rewrite
 from dmlvk.onnx.lower import LAYOUT_OPS
+from dmlvk_lab.cases import cpu_has_vnni
 
 U8, S8 = np.uint8, np.int8
 ONNX_TYPE = {np.dtype(U8): TensorProto.UINT8, np.dtype(S8): TensorProto.INT8, np.dtype(np.float32): TensorProto.FLOAT,
@@ -87,11 +86,6 @@ def fused(model) -> list:
 def refused(model, name: str, why: str):
     with pytest.raises(UnsupportedModelError, match=f"{name}: .*{why}"):
         prepare(model)
-
-
-def cpu_has_vnni() -> bool:
-    flags = open("/proc/cpuinfo").read() if sys.platform == "linux" else ""
-    return " avx512_vnni" in flags or " avx_vnni" in flags
 
 
 def bit_exact(device, model, ort_fuses=True):

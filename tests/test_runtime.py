@@ -547,7 +547,7 @@ def test_a_missing_vulkan_loader_is_named_at_the_first_device_call(monkeypatch):
     """`import dmlvk` needs no Vulkan loader; where dmlvk._kp cannot load it, the first device call
     says what to install (the installed wheel's no-driver case: tests/test_package.py)."""
     import builtins
-    from dmlvk.runtime import device as dev_mod
+    from dmlvk.runtime import kompute as dev_mod
     real_import = builtins.__import__
 
     def no_loader(name, globals=None, locals=None, fromlist=(), level=0):
@@ -555,7 +555,7 @@ def test_a_missing_vulkan_loader_is_named_at_the_first_device_call(monkeypatch):
             raise ImportError("libvulkan.so.1: cannot open shared object file: No such file or directory")
         return real_import(name, globals, locals, fromlist, level)
 
-    monkeypatch.setattr(dev_mod._Kompute, "_module", None)
+    monkeypatch.setattr(dev_mod.Kompute, "_module", None)
     monkeypatch.setattr(builtins, "__import__", no_loader)
     with pytest.raises(dmlvk.UnsupportedError, match="libvulkan1"):
         dev_mod.kp.Manager

@@ -9,7 +9,8 @@ sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(_
 import dmlvk  # noqa: E402
 from dmlvk import DataType as DT, DepthSpaceOrder as O, TensorDesc as TD  # noqa: E402
 from dmlvk.runtime.commands import Program  # noqa: E402
-from dmlvk.runtime.device import kp, set_fence_spin_us  # noqa: E402
+from dmlvk.runtime.device import set_fence_spin_us  # noqa: E402
+from dmlvk.runtime.kompute import kp  # noqa: E402
 
 
 def best_median(fn, rounds=5, calls=300):

@@ -17,7 +17,7 @@ from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
 from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
-from ..runtime.device import Buffer, Device
+from ..runtime.device import Device
 from ..tensor import TensorDesc
 from .graph import Graph, Node, UnsupportedModelError
 from .qdq import dequantize_linear, quantize_linear

@@ -14,9 +14,9 @@ import numpy as np
 from ..arrays import DeviceArray
 from ..runtime.commands import CommandList
 from ..runtime.device import Buffer, Device
-from .graph import Graph, Node
+from .graph import Graph
 from .hostcopy import POOL
-from .lower import LOWERINGS, Context, Lowered
+from .lower import LOWERINGS, Context
 
 RECYCLED = 4                 # output arrays a stream's plan keeps to reuse, per output
 

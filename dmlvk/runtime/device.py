@@ -14,7 +14,6 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import List, Optional
 
 import numpy as np
@@ -23,36 +22,10 @@ from ..enums import DataType, FeatureLevel
 from ..errors import DeviceLimitError, UnsupportedError, ValidationError
 from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
+from .datatypes import supported_data_types
+from .kompute import kp
+from .kernel import VARIANT_ENV, Kernel, VariantChoice, dispatch_plan, kernel_dispatches
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
-
-LOADER_MISSING = ("the Vulkan loader (libvulkan.so.1) is not installed: install it with a driver "
-                  "(Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, or your GPU vendor's driver)")
-
-
-class _Kompute:
-    """dmlvk's private Kompute (the extension dmlvk._kp, Kompute 0.9.0 with dmlvk's patches, built with
-    the package), loaded at the first device call: `import dmlvk` works on a machine without a Vulkan
-    loader, and that call then says what is missing."""
-    _module = None
-
-    def load(self):
-        if _Kompute._module is None:
-            try:
-                from .. import _kp
-            except ImportError as e:
-                if "libvulkan" in str(e):
-                    raise UnsupportedError(LOADER_MISSING) from e
-                raise UnsupportedError(f"dmlvk's Kompute extension (dmlvk._kp) cannot be loaded ({e}): install "
-                                       f"dmlvk from its wheel, or build it with `pip install .` from its source") from e
-            _Kompute._module = _kp
-        return _Kompute._module
-
-    def __getattr__(self, name):
-        return getattr(self.load(), name)
-
-
-kp = _Kompute()
-
 
 class OutOfDeviceMemory(MemoryError):
     """The Vulkan device could not allocate a buffer (or it would exceed the device's memory)."""
@@ -69,72 +42,8 @@ def devices() -> List[PhysicalDeviceInfo]:
     return physical_devices()
 
 
-@dataclass(frozen=True)
-class Kernel:
-    """One shader dispatch of an operator: `count` work items, `local_size` per workgroup.
-    `push` holds the operator's push constants; the dispatcher appends (items, first item).
-    The shader writes its last binding and only reads the others."""
-    shader: str
-    spec: tuple           # specialization constants 1..n (constant 0 is the local size)
-    push: tuple
-    count: int
-    slots: tuple          # which of the operator's bindings the shader's bindings 0..k are
-    local_size: int = 128
-    defines: tuple = ()
-    variant: str = field(default="", compare=False)   # the operator's name for this way of running
-
-    def __post_init__(self):
-        # Python ints throughout (numpy integers reaching kp as workgroup counts crashed lavapipe's
-        # pipeline creation).
-        for name in ("spec", "push"):
-            object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
-        for name in ("count", "local_size"):
-            object.__setattr__(self, name, int(getattr(self, name)))
-
-
-@dataclass(frozen=True)
-class VariantChoice:
-    """How an operator chooses its kernels (see dmlvk/ops/variants.py): a forced variant's name, tuning
-    numbers instead of its table's, and whether names the operator lacks are an error (strict) or
-    ignored (a device-wide or environment choice, which may name other operators' variants)."""
-    force: Optional[str] = None
-    tuning: dict = field(default_factory=dict)
-    strict: bool = False
-
-
-VARIANT_ENV = "DMLVK_VARIANT"
 _LIVE: "weakref.WeakSet[Device]" = weakref.WeakSet()
 _SPIN_DEFAULT = 0
-
-
-# Every tensor data type DirectML 6_4 names. dmlvk's kernels move 16- and 64-bit elements through
-# 32-bit words, so they need neither 16-bit storage nor 64-bit integers of the device.
-ALL_DATA_TYPES = frozenset(t for t in DataType if t != DataType.UNKNOWN)
-_SIXTEEN_BIT = frozenset({DataType.FLOAT16, DataType.UINT16, DataType.INT16})
-
-
-def directml_data_types(info: PhysicalDeviceInfo) -> frozenset:
-    """The tensor data types the release DirectML.dll (1.15.4) reports as supported on this Vulkan
-    device when it runs through vkd3d (measured): all, except FLOAT16, UINT16 and INT16 where D3D12's
-    TypedUAVLoadAdditionalFormats is false (Mesa 22.3's lavapipe, for one)."""
-    return ALL_DATA_TYPES if info.typed_uav_load_additional_formats else ALL_DATA_TYPES - _SIXTEEN_BIT
-
-
-def _data_types(type_support, info: PhysicalDeviceInfo) -> frozenset:
-    if isinstance(type_support, str):
-        if type_support == "dmlvk":
-            return ALL_DATA_TYPES
-        if type_support == "directml":
-            return directml_data_types(info)
-        raise ValueError(f"type_support must be 'dmlvk', 'directml' or a set of DataTypes, got {type_support!r}")
-    try:
-        chosen = frozenset(DataType(t) for t in type_support)
-    except (TypeError, ValueError):
-        raise TypeError(f"type_support must be 'dmlvk', 'directml' or a set of DataTypes, "
-                        f"got {type_support!r}") from None
-    if DataType.UNKNOWN in chosen:
-        raise ValueError("type_support cannot include DML_TENSOR_DATA_TYPE_UNKNOWN")
-    return chosen
 
 
 def _env_int(name: str, default: int) -> int:
@@ -191,7 +100,7 @@ class Device:
         self.debug = debug
         self.index = int(index)
         self.info = infos[self.index]
-        self.supported_data_types: frozenset = _data_types(type_support, self.info)
+        self.supported_data_types: frozenset = supported_data_types(type_support, self.info)
         self.lock = threading.RLock()      # the queue, the Manager and the accounting below
         self._pid = os.getpid()
         self.manager = kp.Manager(self.index)
@@ -433,24 +342,12 @@ class Device:
             self._transfer.eval()
 
     def plan(self, count: int, local_size: int):
-        """Split `count` work items into dispatches no larger than maxComputeWorkGroupCount:
-        a 2-D grid per dispatch, at most 2**31 items each. Yields (first item, items, grid)."""
-        max_x, max_y = self.max_workgroup_count[0], self.max_workgroup_count[1]
-        per_dispatch = min(max_x * max_y * local_size, 1 << 31)
-        per_dispatch -= per_dispatch % local_size
-        first = 0
-        while first < count:
-            items = min(per_dispatch, count - first)
-            groups = -(-items // local_size)
-            gx = min(groups, max_x)
-            gy = -(-groups // gx)
-            yield first, items, (gx, gy, 1)
-            first += items
+        """dispatch_plan under this device's maxComputeWorkGroupCount."""
+        return dispatch_plan(count, local_size, self.max_workgroup_count)
 
     def push_constants(self, kernel: Kernel) -> list:
-        """(push constants, workgroup grid) of each dispatch of the kernel's plan."""
-        return [(np.array(tuple(kernel.push) + (items, first), dtype=np.uint32), grid)
-                for first, items, grid in self.plan(kernel.count, kernel.local_size)]
+        """(push constants, workgroup grid) of each dispatch of the kernel's plan on this device."""
+        return kernel_dispatches(kernel, self.max_workgroup_count)
 
     def algorithms(self, kernel: Kernel, tensors: list) -> list:
         """kp.Algorithms (one per dispatch of the plan) with their push constants."""

@@ -30,7 +30,8 @@ layout(std430, binding = 0) restrict readonly buffer Src2 { uvec2 src2[]; };
 layout(std430, binding = 1) restrict writeonly buffer Dst2 { uvec2 dst2[]; };
 
 layout(push_constant) uniform Push {
-    uvec4 depth;           // N, H, W of the depth side; WG_SIZE-pixel segments of its rows
+    uvec3 depth;           // N, H, W of the depth side
+    uint segments;         // WG_SIZE-pixel segments of its rows
     uvec4 depth_strides;   // element strides N, H of the depth side (W: BLOCK * BLOCK * CS)
     uvec4 space_strides;   // element strides N, H of the space side (W: CS)
     uint items;
@@ -73,7 +74,7 @@ void main() {
     uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (wg * gl_WorkGroupSize.x >= p.first + p.items) return;      // whole workgroups
     uint g = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
-    uint segs = p.depth.w;
+    uint segs = p.segments;
     uint row = wg / segs, x0 = (wg % segs) * gl_WorkGroupSize.x + gl_SubgroupID * g;
     uint y = row % p.depth.y, n = row / p.depth.y;
     if (n >= p.depth.x || x0 >= p.depth.z) return;                  // the whole subgroup

@@ -27,8 +27,10 @@ layout(std430, binding = 1) restrict writeonly buffer Dst4 { uvec4 dst4[]; };
 layout(push_constant) uniform Push {
     uvec4 out_dims;        // N, H, W, C of the output
     uvec4 in_dims;         // N, H, W, C of the input
-    uvec4 out_strides;     // element strides N, H, W of the output (C stride is 1)
-    uvec4 in_strides;      // element strides N, H, W of the input (C stride is 1)
+    uvec3 out_strides;     // element strides N, H, W of the output (C stride is 1)
+    uint tile_pixels;      // move_staged / move_tiled: depth-side pixels of a tile (XT)
+    uvec3 in_strides;      // element strides N, H, W of the input (C stride is 1)
+    uint tile_pitch;       // move_staged / move_tiled: a tile row's pitch in words
     uint items;
     uint first;
 } p;
@@ -381,7 +383,7 @@ void unit_to_depth(uint a[BB], out uint b[BB]) {
 // whose units are not whole vectors) through a second part of the tile, the depth side's XT
 // pixels, which moves as whole vectors too.
 void move_staged(uint wg) {
-    uint XT = p.out_strides.w, PITCH = p.in_strides.w;
+    uint XT = p.tile_pixels, PITCH = p.tile_pitch;
     uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
     uvec3 ds = D2S != 0 ? p.in_strides.xyz : p.out_strides.xyz;
     uvec3 ss = D2S != 0 ? p.out_strides.xyz : p.in_strides.xyz;
@@ -468,7 +470,7 @@ const uint UNIT_BITS = UNIT_BYTES < 4 ? 8 * UNIT_BYTES : 32;
 // contiguous run (UNIT_BYTES) at a time and stored whole, neighbouring invocations again on
 // neighbouring vectors.
 void move_tiled(uint wg) {
-    uint XT = p.out_strides.w, PITCH = p.in_strides.w;
+    uint XT = p.tile_pixels, PITCH = p.tile_pitch;
     uvec4 dd = D2S != 0 ? p.in_dims : p.out_dims;                  // depth side N, H, W, C
     uvec3 ds = D2S != 0 ? p.in_strides.xyz : p.out_strides.xyz;
     uvec3 ss = D2S != 0 ? p.out_strides.xyz : p.in_strides.xyz;

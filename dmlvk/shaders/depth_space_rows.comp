@@ -44,7 +44,10 @@ layout(std430, binding = 1) restrict writeonly buffer Dst4 { uvec4 dst4[]; };
 layout(push_constant) uniform Push {
     uvec4 space_strides;   // element strides N, C, H of the space-side tensor (W stride is 1)
     uvec4 depth_strides;   // element strides N, C, H of the depth-side tensor (W stride is 1)
-    uvec4 dims;            // chunks per space row, space height, space channels, total chunks
+    uint chunks_per_row;   // chunks of a space-side row
+    uint space_height;
+    uint space_channels;
+    uint total_chunks;
     uint items;            // invocations in this dispatch
     uint first;            // index of this dispatch's first invocation
 } p;
@@ -69,7 +72,7 @@ uint get_elem(uint w0, uint w1, uint i, uint w) {   // w0/w1: the piece's two wo
 // Chunk coordinates: the chunk's first word on the space side, and the depth-side element where
 // the chunk's piece bw starts.
 void locate(uint chunk, out uint cword, out uint depth_elem[BLOCK]) {
-    uint cpr = p.dims.x, hs_size = p.dims.y, cs_size = p.dims.z;
+    uint cpr = p.chunks_per_row, hs_size = p.space_height, cs_size = p.space_channels;
     uint row = chunk / cpr, j = chunk - row * cpr;
     uint hs = row % hs_size; row /= hs_size;
     if (BLOCK_ROW_MAJOR != 0) {
@@ -116,11 +119,11 @@ void staging_barrier() {
 // of the `count` that store them.
 void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
     const uint VPC = CW / CV;                          // vectors per chunk
-    if (first_chunk >= p.dims.w) return;
+    if (first_chunk >= p.total_chunks) return;
     uint c0 = staged_cword[first_slot];
     if (FLAT != 0 && c0 % 4 == 0) {
         // the chunks are one run of words from c0: 16-byte vectors, then the last words
-        uint words = min(count, p.dims.w - first_chunk) * CW, from = first_slot * CW;
+        uint words = min(count, p.total_chunks - first_chunk) * CW, from = first_slot * CW;
         for (uint v = me; v < words / 4; v += count)
             dst4[c0 / 4 + v] = uvec4(staged[from + 4 * v], staged[from + 4 * v + 1],
                                      staged[from + 4 * v + 2], staged[from + 4 * v + 3]);
@@ -129,7 +132,7 @@ void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
     }
     for (uint q = me; q < count * VPC; q += count) {
         uint ch = q / VPC, part = q - ch * VPC;
-        if (first_chunk + ch >= p.dims.w) break;
+        if (first_chunk + ch >= p.total_chunks) break;
         uint from = (first_slot + ch) * CW + part * CV, at = staged_cword[first_slot + ch] + part * CV;
         if (CV == 2) dst2[at / 2] = uvec2(staged[from], staged[from + 1]);
         else dst1[at] = staged[from];
@@ -139,9 +142,9 @@ void store_staged(uint first_chunk, uint first_slot, uint count, uint me) {
 // Space-to-depth (FLAT only: its input is packed): the mirror of store_staged, every load issued
 // before any is written.
 void load_staged(uint first_chunk, uint first_slot, uint count, uint me) {
-    if (first_chunk >= p.dims.w) return;
+    if (first_chunk >= p.total_chunks) return;
     uint c0 = staged_cword[first_slot];
-    uint words = min(count, p.dims.w - first_chunk) * CW, from = first_slot * CW;
+    uint words = min(count, p.total_chunks - first_chunk) * CW, from = first_slot * CW;
     uint vecs = c0 % 4 == 0 ? words / 4 : 0;           // 16-byte vectors, then the last words
     const uint NV = (CW + 3) / 4;                      // vectors an invocation, at most
     uvec4 v[NV];
@@ -303,7 +306,7 @@ void main() {
 #ifdef PAIRED
     // one chunk per invocation, a subgroup's chunks consecutive; CHUNKS is 1
     uint item = p.first + group * gl_WorkGroupSize.x + gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-    live = item < p.dims.w;
+    live = item < p.total_chunks;
     move_chunk(item);
     return;
 #endif
@@ -316,7 +319,7 @@ void main() {
             slot = first_slot + me;
             item = p.first + group * gl_WorkGroupSize.x + slot;
             if (D2S == 0) {
-                if (item < p.dims.w) {
+                if (item < p.total_chunks) {
                     uint cword, depth_elem[BLOCK];
                     locate(item, cword, depth_elem);
                     staged_cword[slot] = cword;
@@ -324,15 +327,15 @@ void main() {
                 staging_barrier();
                 load_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
                 staging_barrier();
-                if (item < p.dims.w) move_chunk(item);
+                if (item < p.total_chunks) move_chunk(item);
                 continue;
             }
-            if (item < p.dims.w) move_chunk(item);
+            if (item < p.total_chunks) move_chunk(item);
             staging_barrier();
             store_staged(item - me, first_slot, sub ? gl_SubgroupSize : gl_WorkGroupSize.x, me);
         } else if (CW == 8) {
-            if (item < 2 * p.dims.w) move_half_chunk(item);
-        } else if (item < p.dims.w) {
+            if (item < 2 * p.total_chunks) move_half_chunk(item);
+        } else if (item < p.total_chunks) {
             move_chunk(item);
         }
     }

@@ -10,10 +10,12 @@ import numpy as np
 from ...enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType
 from ...errors import ValidationError
 from ...runtime.capabilities import Capabilities
-from ...runtime.device import Device, Kernel, VariantChoice
+from ...runtime.device import Device
+from ...runtime.kernel import Kernel, VariantChoice
 from ...tensor import TensorChecker, TensorDesc, same_data_type
 from ..base import CompiledOperator
-from .variants import TABLE, select
+from .routines import select
+from .variants import TABLE
 
 _FLOAT = {DataType.FLOAT32, DataType.FLOAT16}
 _INT = {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16, DataType.UINT8}

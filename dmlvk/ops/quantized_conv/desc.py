@@ -11,7 +11,8 @@ import numpy as np
 from ...enums import DataType, FeatureLevel, OperatorType, TensorFlags
 from ...errors import UnsupportedError, ValidationError
 from ...runtime.capabilities import Capabilities
-from ...runtime.device import Device, VariantChoice
+from ...runtime.device import Device
+from ...runtime.kernel import VariantChoice
 from ...tensor import TensorChecker, TensorDesc, same_data_type
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT, INPUT_SCALE, INPUT_ZP, NAMES, OP, OUTPUT,
                      OUTPUT_SCALE, OUTPUT_ZP, Q8, as_4d)

@@ -1,6 +1,7 @@
 """QUANTIZED_LINEAR_CONVOLUTION's binding slots and names, shared by its description, plans,
 operator and API."""
 from ...enums import DataType, OperatorType
+from ..variants import PushBlock
 
 OP = OperatorType.QUANTIZED_LINEAR_CONVOLUTION.dml_name
 Q8 = {DataType.INT8, DataType.UINT8}
@@ -24,18 +25,5 @@ def as_4d(values, fill) -> tuple:
 
 # The push constants every convolution kernel reads (qconv_common.glsl's Push block), in order, with
 # their sizes in 32-bit words; the dispatcher appends `items` and `first` (Device.push_constants).
-PUSH = (("in_sizes", 4), ("in_strides", 4), ("w_strides", 4), ("out_sizes", 4), ("out_strides", 4),
-        ("conv_stride", 2), ("dilation", 2), ("start_pad", 2), ("cg", 1), ("mg", 1))
-
-
-def pack_push(**fields) -> tuple:
-    """The convolution kernels' push constants from their fields by name (PUSH), as one tuple."""
-    if set(fields) != {name for name, _ in PUSH}:
-        raise AssertionError(f"push fields {sorted(fields)} are not {[name for name, _ in PUSH]}")
-    out = ()
-    for name, words in PUSH:
-        value = tuple(fields[name]) if words > 1 else (fields[name],)
-        if len(value) != words:
-            raise AssertionError(f"push field {name} has {len(value)} words, not {words}")
-        out += value
-    return out
+PUSH = PushBlock([("in_sizes", 4), ("in_strides", 4), ("w_strides", 4), ("out_sizes", 4), ("out_strides", 4),
+                  ("conv_stride", 2), ("dilation", 2), ("start_pad", 2), ("cg", 1), ("mg", 1)])

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...enums import DataType, TensorFlags
 from ...runtime.commands import Program
-from ...runtime.device import Buffer, Device, VariantChoice, host_bytes
+from ...runtime.device import Buffer, Device, host_bytes
+from ...runtime.kernel import VariantChoice
 from ...tensor import TensorDesc
 from ..base import CompiledOperator
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Optional
 
 from ...enums import DataType
-from ...runtime.device import Kernel
-from ..variants import Selection, Table, Variant
-from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, WP, XP, as_4d, pack_push
+from ...runtime.kernel import Kernel
+from ..variants import Rule, Selection, Table, Variant
+from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, PUSH, WP, XP, as_4d
 
 H200 = "NVIDIA H200, driver 580.159.04"
 LAVAPIPE = "lavapipe (Mesa 22.3.6, 2 cores)"
@@ -21,6 +21,8 @@ _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
 _COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for emulated in ((), (("COOPMAT_EMULATED", 1),)))
+
+_GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
 TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
     Variant("conv.coopmat", "qlinear_conv_coopmat", _PACKED,
@@ -38,6 +40,7 @@ TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
             "cannot fill the GPU, then a reduction",
             requires=("cooperativeMatrix", "shaderInt8"), builds=(),
             tuning=dict(SPLITK_TARGET=128, SPLITK_BELOW=66, SPLITK_MAX_PARTIAL_BYTES=256 << 20),
+            wins=Rule("fewer than SPLITK_BELOW output tiles", lambda d, tiles, below: tiles < below),
             measured="fewer than SPLITK_BELOW output tiles: K split so that about SPLITK_TARGET workgroups run",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
@@ -62,6 +65,8 @@ TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
             "taps wide, horizontal dilation 1)",
             requires=("shaderIntegerDotProduct",), builds=((("DOT", 1),),),
             tuning=dict(DEPTHWISE_DOT_ON_CPU=False),
+            wins=Rule("devices other than CPUs (and CPUs where DEPTHWISE_DOT_ON_CPU)",
+                      lambda d, on_cpu, dot_on_cpu: dot_on_cpu or not on_cpu),
             measured="lavapipe runs the dot products lane by lane, 2-2.5x slower than the float32 products "
                      "(not on CPU devices)",
             measured_on=LAVAPIPE),
@@ -76,13 +81,17 @@ TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
             step_of="conv.cpu"),
     Variant("conv.gemm", "qlinear_conv_gemm", _C,
             "portable implicit GEMM: 64 x 64 tiles of (output channel, pixel) a group",
-            tuning=dict(GEMM_MIN_CHANNELS=8)),
+            tuning=dict(GEMM_MIN_CHANNELS=8),
+            wins=_GEMM_WINS),
     Variant("conv.direct", "qlinear_conv", _C,
             "portable direct convolution, 4 output channels an invocation: any description DirectML accepts "
             "(narrow groups, output grids off the formula)"),
-    Variant("integer.gemm", "qlinear_conv_gemm", _INT32, "ONNX ConvInteger (int32 output) through the GEMM"),
+    Variant("integer.gemm", "qlinear_conv_gemm", _INT32, "ONNX ConvInteger (int32 output) through the GEMM",
+            wins=_GEMM_WINS),
     Variant("integer.direct", "qlinear_conv", _INT32, "ONNX ConvInteger (int32 output), direct"),
-])
+], push={v: PUSH for v in ("qlinear_conv", "qlinear_conv_gemm", "qlinear_conv_coopmat", "qlinear_conv_splitk",
+                        "qlinear_conv_depthwise", "qlinear_conv_depthwise_rows", "qlinear_conv_cpu",
+                        "qconv_pack_input", "qconv_pack_filter", "qconv_pack_filter_cpu")})
 _DEPTHWISE = ("conv.depthwise.rows", "conv.depthwise.dot", "conv.depthwise.tile")
 
 
@@ -90,7 +99,7 @@ def plan(desc, sel: Selection) -> tuple:
     """(kernels, scratch Buffer sizes in bytes) one execution of the description runs under the
     selection (Table.selection, Table.chosen_by)."""
     if desc.int32_output:
-        kernels, scratch = [_portable(desc, sel, ("integer.direct", "integer.gemm"), (0, 0, 0, 0, 1))], ()
+        kernels, scratch = [_portable(desc, sel, ("integer.direct", "integer.gemm"), dict(INT32_OUT=1))], ()
     else:
         kernels, scratch = _plan(desc, sel)
     sel.chosen(next(k for k in kernels if not TABLE[k.variant].step_of), "this convolution")
@@ -98,32 +107,33 @@ def plan(desc, sel: Selection) -> tuple:
 
 
 def _spec_push(d) -> tuple:
-    """(specialization constants 1-6, push constants) shared by every kernel of the operator."""
+    """(specialization constants 1-6, push constants), by name, shared by every kernel of the operator."""
     geo = d.conv_params()
     t = d.tensors()
     n, c, h, w = geo["input"]
     m, cg, kh, kw = geo["filter"]
     strides4 = lambda d: as_4d(d.effective_strides, 0)
     out4 = as_4d(d.output_grid(), 1)
-    spec = (kh, kw, int(t[INPUT].data_type == DataType.INT8), int(t[FILTER].data_type == DataType.INT8),
-            int(t[OUTPUT].data_type == DataType.INT8), int(d.wide_taps()))
-    push = pack_push(in_sizes=(n, c, h, w), in_strides=strides4(t[INPUT]), w_strides=strides4(t[FILTER]),
+    spec = dict(KH=kh, KW=kw, X_SIGNED=int(t[INPUT].data_type == DataType.INT8),
+                W_SIGNED=int(t[FILTER].data_type == DataType.INT8), Y_SIGNED=int(t[OUTPUT].data_type == DataType.INT8),
+                WIDE=int(d.wide_taps()))
+    push = dict(in_sizes=(n, c, h, w), in_strides=strides4(t[INPUT]), w_strides=strides4(t[FILTER]),
                      out_sizes=out4, out_strides=strides4(t[OUTPUT]), conv_stride=geo["strides"],
                      dilation=geo["dilations"], start_pad=geo["start"], cg=cg, mg=m // d.group_count)
     return spec, push
 
 
-def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=()) -> Kernel:
+def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=None) -> Kernel:
     """The portable kernel for this description: the direct shader, or the implicit GEMM from
     GEMM_MIN_CHANNELS output channels a group (names: the two variants, extra: constants after the
     common six)."""
     spec, push = _spec_push(d)
-    spec += extra
+    spec.update(extra or {})
     m, _, _, _ = d.conv_params()["filter"]
     out4 = as_4d(d.output_grid(), 1)
     mg = m // d.group_count
     slots = (INPUT, FILTER, PARAMS, OUTPUT)
-    if sel.prefer(names[1], mg >= sel["GEMM_MIN_CHANNELS"]):
+    if sel.where_wins(names[1], d, mg, sel["GEMM_MIN_CHANNELS"]):
         # dmlvk/shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
         pixels = out4[0] * out4[2] * out4[3]
         groups = d.group_count * -(-mg // 64) * -(-pixels // 64)
@@ -151,13 +161,13 @@ def _plan(d, sel: Selection) -> tuple:
     if geo is None:
         return cpu if cpu is not None else ([_portable(d, sel)], ())
     spec, push = _spec_push(d)
-    spec += (geo["wm"], int(_packed_output(d)), geo["split"])
+    spec.update(WM_SPEC=geo["wm"], PACKED_OUT=int(_packed_output(d)), SPLIT=geo["split"])
     tiles = geo["tiles"]
     split = geo["split"] > 1
     quad = (as_4d(d.tensors()[INPUT].effective_strides, 0)[3] == 1
             and geo["quad_items"] >= sel["PACK_INPUT_QUADS_FROM"])
     kernels = [
-        TABLE["conv.coopmat.pack_input"].kernel(spec=spec + (int(quad),), push=push,
+        TABLE["conv.coopmat.pack_input"].kernel(spec=dict(spec, QUAD=int(quad)), push=push,
                count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
                slots=(INPUT, FILTER, PARAMS, XP), local_size=128),
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * geo["mp"] * 256,
@@ -233,7 +243,7 @@ def _packed_geometry(d, sel: Selection) -> Optional[dict]:
     tiles = groups * (mp // bm) * -(-pixels // 128)
     steps = kp // 64
     split, part_bytes = 1, 0
-    if sel.prefer("conv.coopmat.splitk", tiles < sel["SPLITK_BELOW"]) and steps >= 4:
+    if sel.where_wins("conv.coopmat.splitk", d, tiles, sel["SPLITK_BELOW"]) and steps >= 4:
         split = min(steps // 2, -(-sel["SPLITK_TARGET"] // tiles))
         pp = -(-pixels // 128) * 128
         part_bytes = split * groups * (mp + 16) * pp * 4
@@ -268,7 +278,7 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
     caps = sel.capabilities
     cpu = caps is not None and caps.cpu_kernels
     dot = (caps is not None and caps.integer_dot_product and kw <= 4 and dw == 1
-           and sel.prefer("conv.depthwise.dot", sel["DEPTHWISE_DOT_ON_CPU"] or not cpu))
+           and sel.where_wins("conv.depthwise.dot", d, cpu, sel["DEPTHWISE_DOT_ON_CPU"]))
     # Input columns of a window row: with dot products, each output's 4 bytes from its first tap.
     columns = lambda o: (o - 1) * sw + (4 if dot else (kw - 1) * dw + 1)
     words = lambda o: (shift + columns(o) + 3) // 4    # of a window row
@@ -285,7 +295,8 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
         opt = next((o for o in (32, 16, 8, 4) if kh * words(o) <= sel["DEPTHWISE_ROW_WORDS"]), None)
     if (word_rows and whole_words and opt is not None and cg * kh * kw <= sel["DEPTHWISE_ROW_MAX_TAPS"]
             and sel.may("conv.depthwise.rows", "conv.depthwise.dot")):
-        return TABLE["conv.depthwise.dot" if dot else "conv.depthwise.rows"].kernel(spec=spec + (sw, dw, shift, opt, 0, cg, rows),
+        return TABLE["conv.depthwise.dot" if dot else "conv.depthwise.rows"].kernel(
+                      spec=dict(spec, SX=sw, DX=dw, SHIFT=shift, OPT=opt, INT32_OUT=0, CG=cg, ROWS=rows),
                       push=push, count=n * m * -(-oh // rows) * -(-ow // opt), slots=slots, local_size=128,
                       defines=(("DOT", 1),) if dot else ())
     if not depthwise:
@@ -298,7 +309,8 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
     if tile > sel["DEPTHWISE_TILE_MAX"]:
         return None
     tiles = n * m * -(-oh // th) * -(-ow // tw)
-    return TABLE["conv.depthwise.tile"].kernel(spec=spec + (0, int(whole_words), tile, int(word_rows)),
+    return TABLE["conv.depthwise.tile"].kernel(spec=dict(spec, PACKED_OUT=int(whole_words), TILE=tile,
+                                                   WORD_ROWS=int(word_rows)),
                   push=push, count=tiles * 256, slots=slots, local_size=256)
 
 
