@@ -24,7 +24,8 @@ def fuse_qdq(graph: Graph) -> tuple:
     """(graph, messages): each DequantizeLinear -> Conv (-> Relu or Clip) -> QuantizeLinear group made
     a QLinearConv where the input is a per-tensor DequantizeLinear of a tensor, the weight one of an
     8-bit 4-D constant (per-tensor, or per output channel: axis 0), the bias absent or one of an
-    int32 constant with zero point 0 (used as the int32 bias, as onnxruntime does), the output
+    int32 constant with zero point 0 and scale x_scale * w_scale (used as the int32 bias, as
+    onnxruntime does; it leaves a group with another bias scale in float), the output
     quantized per tensor by one QuantizeLinear that is its only reader (and not a graph output); a
     Relu between them only where that zero point is its type's lowest value, a Clip only where its
     constant range holds the quantized range (then both change nothing). The messages name the
@@ -67,6 +68,13 @@ def fuse_qdq(graph: Graph) -> tuple:
             db = dq_of(bias, True)
             if db is None or consts[db.inputs[0]].dtype != np.int32 or np.any(qparams(db, g, np.int32)[1] != 0):
                 refuse("the bias must be a DequantizeLinear of an int32 constant with zero point 0")
+                continue
+            product = (np.float32(xs.reshape(-1)[0]) * ws.astype(np.float32).reshape(-1)).astype(np.float32)
+            m = w.shape[0]
+            if not np.array_equal(np.broadcast_to(consts[db.inputs[1]].astype(np.float32).reshape(-1), (m,)),
+                                  np.broadcast_to(product, (m,))):
+                refuse("the bias's scale must be the input's scale times the weight's, in float32, as quantizers "
+                       "write it (ONNX Runtime runs the Conv in float otherwise)")
                 continue
             bias = db.inputs[0]
         act, users, out_name = None, g.users(c.outputs[0]), c.outputs[0]
