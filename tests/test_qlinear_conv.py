@@ -267,3 +267,38 @@ def test_direct_kernel_takes_several_channel_tiles_per_group(portable_device, rn
     assert [k.shader for k in op.kernels] == ["qlinear_conv"]
     got = dmlvk.quantized_linear_convolution(*args, **kw, device=portable_device)
     assert np.array_equal(got, ref(args, kw, np.uint8))
+
+
+def test_description_builders():
+    """QuantizedLinearConvolutionDesc.of and DepthToSpace1Desc.of: the output from the operator's own
+    formula, the small tensors as asked, the formula's rules checked once (ValidationError naming
+    the member or tensor); the result validates as DirectML does."""
+    from dmlvk import DepthToSpace1Desc, FeatureLevel
+    from dmlvk.enums import TensorFlags
+    from dmlvk.errors import ValidationError
+    u8, s8 = DataType.UINT8, DataType.INT8
+    d = QuantizedLinearConvolutionDesc.of(TensorDesc(u8, (2, 4, 9, 7)), TensorDesc(s8, (6, 2, 3, 3)),
+                                          filter_scale_count=6, filter_zero_point=True, bias=True,
+                                          output_data_type=s8, strides=(2, 1), start_padding=(1, 0),
+                                          end_padding=(1, 0), group_count=2, owned_constants=True)
+    assert d.output_tensor.sizes == (2, 6, 5, 5) and d.output_tensor.data_type == s8
+    assert d.filter_scale_tensor.sizes == d.filter_zero_point_tensor.sizes == d.bias_tensor.sizes == (1, 6, 1, 1)
+    assert d.input_zero_point_tensor is None and d.output_zero_point_tensor is None
+    assert d.filter_tensor.flags & TensorFlags.OWNED_BY_DML and d.filter_zero_point_tensor.flags & TensorFlags.OWNED_BY_DML
+    d.validate(FeatureLevel.FL_6_4, strict=True)
+    integer = QuantizedLinearConvolutionDesc.of(TensorDesc(u8, (1, 1, 4, 4)), TensorDesc(u8, (1, 1, 2, 2)),
+                                                int32_output=True)
+    assert integer.int32_output and integer.output_tensor.data_type == DataType.INT32
+    with pytest.raises(ValidationError, match="Strides .* at least 1") as e:
+        QuantizedLinearConvolutionDesc.of(TensorDesc(u8, (1, 1, 4, 4)), TensorDesc(s8, (1, 1, 2, 2)), strides=(0, 1))
+    assert e.value.member == "Strides"
+    with pytest.raises(ValidationError, match="larger than the padded input") as e:
+        QuantizedLinearConvolutionDesc.of(TensorDesc(u8, (1, 1, 4, 4)), TensorDesc(s8, (1, 1, 5, 2)))
+    assert e.value.tensor == "Filter"
+    with pytest.raises(TypeError, match="input must be a TensorDesc"):
+        QuantizedLinearConvolutionDesc.of((1, 1, 4, 4), TensorDesc(s8, (1, 1, 2, 2)))
+    d2s = DepthToSpace1Desc.of(TensorDesc(DataType.FLOAT16, (1, 8, 2, 3)), 2, 1)
+    assert d2s.output_tensor == TensorDesc(DataType.FLOAT16, (1, 2, 4, 6)) and int(d2s.order) == 1
+    with pytest.raises(ValidationError, match="not divisible by BlockSize") as e:
+        DepthToSpace1Desc.of(TensorDesc(DataType.FLOAT16, (1, 8, 2, 3)), 3, 1)
+    assert e.value.tensor == "Input"

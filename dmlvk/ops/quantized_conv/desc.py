@@ -91,8 +91,10 @@ class QuantizedLinearConvolutionDesc:
         owned_constants: the filter and the zero points OWNED_BY_DML (a model's constant weights,
         bound once at initialization); int32_output: ONNX's ConvInteger (ConvIntegerDesc), its
         output the INT32 accumulator."""
-        rank = len(input.sizes) if isinstance(input, TensorDesc) else 4
-        m = filter.sizes[0] if isinstance(filter, TensorDesc) and filter.sizes else 1
+        for name, t in (("input", input), ("filter", filter)):
+            if not isinstance(t, TensorDesc):
+                raise TypeError(f"{OP}: {name} must be a TensorDesc, got {type(t).__name__}")
+        rank, m = len(input.sizes), filter.sizes[0] if filter.sizes else 1
 
         def small(data_type, count=1, owned=False):
             shape = [1] * rank
