@@ -147,10 +147,12 @@ def test_kernels_are_made_by_name():
 
 
 def test_kernels_are_data_apart_from_the_device():
-    """runtime/kernel.py (Kernel, dispatch tiling) imports no Kompute and no Device; only
+    """runtime/kernel.py (Kernel, dispatch tiling) and memory.py (heap accounting) import no Kompute
+    and no Device; only
     runtime/kompute.py loads dmlvk._kp."""
     graph = import_graph("dmlvk")
-    assert not {m for m in graph["dmlvk.runtime.kernel"] if m.startswith("dmlvk")}
+    for module in ("dmlvk.runtime.kernel", "dmlvk.runtime.memory"):
+        assert not {m for m in graph[module] if m.startswith("dmlvk")}, module
     loaders = {module for module, imported in graph.items() if any(m.endswith("._kp") for m in imported)}
     assert loaders == {"dmlvk.runtime.kompute"}, loaders
 

@@ -24,14 +24,10 @@ from .capabilities import Capabilities, device_capabilities
 from .compiler import compile_shader
 from .datatypes import supported_data_types
 from .kompute import kp
+from .memory import HeapAccount, OutOfDeviceMemory
 from .kernel import VARIANT_ENV, Kernel, VariantChoice, dispatch_plan, kernel_dispatches
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
 
-class OutOfDeviceMemory(MemoryError):
-    """The Vulkan device could not allocate a buffer (or it would exceed the device's memory)."""
-
-
-_HEAP_DEVICE_LOCAL = 1
 _PRUNE_EVERY = 256          # kp objects created between prunings of the Manager's dead entries
 _MISSING = object()
 _OPERATOR_CACHE = 64        # compiled operators kept per device for the numpy-level API
@@ -220,49 +216,20 @@ class Device:
 
     def _init_memory(self) -> None:
         heaps = self.manager.memory_heaps()
-        local = [i for i, h in enumerate(heaps) if h[3] & _HEAP_DEVICE_LOCAL] or list(range(len(heaps)))
-        host = [i for i, h in enumerate(heaps) if not h[3] & _HEAP_DEVICE_LOCAL] or local
-        pick = lambda ids: max(ids, key=lambda i: heaps[i][0])
-        # A buffer is device-local memory plus host-visible staging of the same size (on one heap
-        # when the device has only one, as lavapipe and integrated GPUs do).
-        self._heap_of = (pick(local), pick(host))
-        self._heap_used = {i: 0 for i in range(len(heaps))}
+        self.heaps = HeapAccount(heaps, "VK_EXT_memory_budget" in self.manager.enabled_features(), self.name)
         # Staging of host arrays: where device memory is host memory (CPU devices, integrated
         # GPUs), and for small tensors anywhere, a host-visible buffer the shaders use directly (no
         # copies in the submission); else device memory with staging copies.
         unified = self.info.device_type in ("CPU", "integrated GPU")
         self.direct_staging_bytes = _env_int("DMLVK_DIRECT_STAGING_BYTES", 1 << 62 if unified else 64 << 10)
-        self._budgeted = "VK_EXT_memory_budget" in self.manager.enabled_features()
 
     def memory(self) -> dict:
         """Bytes dmlvk holds on each heap it allocates from, against the heap's size and budget."""
-        heaps = self.manager.memory_heaps()
-        out = {}
-        for role, i in zip(("device", "staging"), self._heap_of):
-            out.setdefault(i, {"roles": [], "heap": i, "size": heaps[i][0], "budget": heaps[i][1],
-                               "process_usage": heaps[i][2] if self._budgeted else None,
-                               "dmlvk_bytes": self._heap_used[i]})["roles"].append(role)
-        return {"heaps": list(out.values())}
-
-    def _reserve(self, nbytes: int, heap_ids) -> None:
-        heaps = self.manager.memory_heaps()
-        need = {}
-        for i in heap_ids:
-            need[i] = need.get(i, 0) + nbytes
-        for i, n in need.items():
-            size, budget, usage, _ = heaps[i]
-            over = (usage + n > budget) if self._budgeted else (self._heap_used[i] + n > size)
-            if over:
-                raise OutOfDeviceMemory(
-                    f"{self.name}: allocating {nbytes} bytes would exceed memory heap {i} "
-                    f"({self._heap_used[i]} bytes held by dmlvk, heap size {size}, budget {budget})")
-        for i, n in need.items():
-            self._heap_used[i] += n
+        return self.heaps.report(self.manager.memory_heaps())
 
     def _unreserve(self, held) -> None:
         with self.lock:
-            for i, n in held:
-                self._heap_used[i] -= n
+            self.heaps.release(held)
 
     def check_binding_size(self, nbytes: int, what: str) -> None:
         limit = self.info.max_storage_buffer_range
@@ -278,22 +245,21 @@ class Device:
         self.check_binding_size(nbytes, what)
         self._check_process()
         words = max(1, -(-nbytes // 4))
-        heaps = self._heap_of[1:] if host else self._heap_of
+        heaps = self.heaps.roles[1:] if host else self.heaps.roles
         with self.lock:
-            self._reserve(4 * words, heaps)
+            held = self.heaps.reserve(4 * words, heaps, self.manager.memory_heaps())
             try:
                 t = self.manager.tensor_t(np.zeros(words, np.uint32),
                                        kp.TensorTypes.host if host else kp.TensorTypes.device)
             except (MemoryError, RuntimeError) as e:
-                for i in heaps:
-                    self._heap_used[i] -= 4 * words
+                self.heaps.release(held)
                 if isinstance(e, MemoryError):
                     raise OutOfDeviceMemory(f"host memory exhausted allocating {nbytes} bytes") from None
                 if "OutOf" in str(e) or "out of" in str(e).lower():
                     raise OutOfDeviceMemory(f"{self.name} could not allocate {nbytes} bytes: {e}") from None
                 raise
         self.note_made()
-        return t, [(i, 4 * words) for i in heaps]
+        return t, held
 
     def staging_buffer(self, nbytes: int) -> "Buffer":
         """A Buffer to stage nbytes of host data in: host-visible (used by the shaders directly)
