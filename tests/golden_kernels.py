@@ -21,6 +21,7 @@ from dmlvk.enums import FeatureLevel  # noqa: E402
 from dmlvk.errors import ValidationError  # noqa: E402
 from dmlvk.runtime.capabilities import Capabilities  # noqa: E402
 from dmlvk.runtime.vkinfo import CooperativeMatrixType  # noqa: E402
+from dmlvk_lab.cases import CONV_LAYERS, ESPCN_LAYERS  # noqa: E402
 from dmlvk_lab.fuzz import random_layout  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "kernels.json.gz"
@@ -125,9 +126,8 @@ def bench_cases():
                 yield _ds_case(d2s, dt, 2, order, depth(64 * MiB, dt.bits // 8, 2, n=8, w=256))
                 for mib in (2, 4, 8):
                     yield _ds_case(d2s, dt, 2, order, depth(mib * MiB, dt.bits // 8, 2))
-    layers = [(256, 14, 256, 3, 1, 1), (1024, 14, 256, 1, 0, 1), (64, 56, 64, 3, 1, 1), (144, 56, 144, 3, 1, 144),
-              (128, 56, 128, 3, 1, 32), (1, 540, 64, 5, 2, 1), (64, 540, 32, 3, 1, 1), (32, 540, 4, 3, 1, 1),
-              (3, 540, 32, 3, 1, 1), (32, 270, 32, 3, 1, 32)]
+    # the benchmark's layers (C, H = W, M, K, pad, groups), then the ESPCN network's
+    layers = [(c, h, m, kh, pad, g) for _, _, c, h, _, m, kh, _, _, pad, g in CONV_LAYERS] + ESPCN_LAYERS
     for c, hw, m, k, pad, g in layers:
         for n in (32, 8, 1):
             for xdt, wdt in ((DataType.UINT8, DataType.INT8), (DataType.INT8, DataType.INT8),

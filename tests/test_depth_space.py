@@ -867,7 +867,7 @@ def test_channel_last_tiles_where_they_win(device):
     with B = 3 and DEPTH_COLUMN_ROW with B = 2, and float16 COLUMN_ROW_DEPTH space-to-depth with
     B = 3 take depth_space_lanes.comp;
     the benchmark's other channel-last cases keep the direct kernels."""
-    from dmlvk_lab.bench import depth_space_cases, depth_space_desc
+    from dmlvk_lab.cases import depth_space_cases, depth_space_desc
     tiles, lanes = set(), set()
     for case in depth_space_cases([64 << 20]):
         _, d2s, dt, b, order, _, kind = case

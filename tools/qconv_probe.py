@@ -17,7 +17,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from dmlvk import Device, reference  # noqa: E402
-from dmlvk_lab.bench import Timer, conv_arguments, conv_layers, conv_ops  # noqa: E402
+from dmlvk_lab.bench import Timer, conv_arguments, conv_ops  # noqa: E402
+from dmlvk_lab.cases import conv_layers  # noqa: E402
 from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
 from dmlvk.runtime.commands import time as time_dispatches  # noqa: E402
 from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
