@@ -1,5 +1,7 @@
-"""quantized_linear_convolution: QUANTIZED_LINEAR_CONVOLUTION at the numpy level (and the pieces
-dmlvk.onnx builds its convolutions from)."""
+"""quantized_linear_convolution: QUANTIZED_LINEAR_CONVOLUTION at the numpy level: the arguments
+coerced, the description built by QuantizedLinearConvolutionDesc.of, its rules' ValidationErrors
+re-raised as ValueErrors naming the argument (prepare_call, used by the benchmark and the tests too;
+constant_filter makes a compiled convolution's weights OWNED_BY_DML)."""
 from __future__ import annotations
 
 import dataclasses
