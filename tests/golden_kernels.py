@@ -21,7 +21,7 @@ from dmlvk.enums import FeatureLevel  # noqa: E402
 from dmlvk.errors import ValidationError  # noqa: E402
 from dmlvk.runtime.capabilities import Capabilities  # noqa: E402
 from dmlvk.runtime.vkinfo import CooperativeMatrixType  # noqa: E402
-from dmlvk_lab.cases import CONV_LAYERS, ESPCN_LAYERS  # noqa: E402
+from dmlvk_lab.cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides  # noqa: E402
 from dmlvk_lab.fuzz import random_layout  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "kernels.json.gz"
@@ -77,13 +77,6 @@ def kernels(desc, caps) -> dict:
 
 # ---- the cases ----------------------------------------------------------------------------------
 
-def _nhwc(sizes, gaps=False):
-    n, c, h, w = sizes
-    px = c + 16 * gaps
-    row = w * px + 64 * gaps
-    return (h * row, 1, row, px)
-
-
 def _ds_case(d2s, dt, b, order, depth, kind="packed", family=None):
     n, c, h, w = depth
     space = (n, c // (b * b), h * b, w * b)
@@ -91,9 +84,9 @@ def _ds_case(d2s, dt, b, order, depth, kind="packed", family=None):
     if kind == "packed":
         st = lambda s: None
     elif kind == "nhwc":
-        st = _nhwc
+        st = nhwc_strides
     elif kind == "nhwc_gapped":
-        st = lambda s: _nhwc(s, True)
+        st = lambda s: nhwc_strides(s, True)
     else:
         st = kind                   # a function of the sizes
     fam = family or ("d2s1" if d2s else "s2d1")
