@@ -15,6 +15,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from dmlvk import Device, onnx  # noqa: E402
+from dmlvk.onnx import hostcopy  # noqa: E402
 from dmlvk.runtime import commands  # noqa: E402
 from dmlvk_lab import onnx_models  # noqa: E402
 
