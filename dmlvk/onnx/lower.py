@@ -123,7 +123,7 @@ def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
                             ("w_zero_point", wzp, {1, m}), ("y_scale", ys, {1}), ("y_zero_point", yzp, {1}),
                             ("B", bias, {m})):
         if a is not None and a.size not in counts:
-            raise _refused(n, f"QLinearConv {name} of {a.size} values (1{' or ' + str(m) if m in counts else ''})")
+            raise _refused(n, f"QLinearConv {name} of {a.size} values ({' or '.join(map(str, sorted(counts)))})")
     if w.dtype not in (np.int8, np.uint8) or wzp.dtype != w.dtype or yzp.dtype not in (np.int8, np.uint8) \
             or (bias is not None and bias.dtype != np.int32):
         raise _refused(n, f"QLinearConv of types w {w.dtype}, w_zero_point {wzp.dtype}, y_zero_point {yzp.dtype}")
