@@ -48,7 +48,6 @@ class PushBlock:
                 raise AssertionError(f"push member {name} starts at word {at}: a {words}-word vector needs "
                                      f"{_VECTOR_ALIGN[words]}-word alignment, so the GLSL layout is not the tuple's")
             at += words
-        self.words = at
 
     def pack(self, values: Mapping) -> tuple:
         names = [name for name, _ in self.members]

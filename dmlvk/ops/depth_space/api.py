@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -52,6 +53,17 @@ def _execute(call: _Call, x: np.ndarray) -> np.ndarray:
 _ARGUMENTS = {"Input": "x", "Output": "out", "BlockSize": "block_size", "Order": "order"}
 
 
+@functools.lru_cache(maxsize=256)
+def _description(desc_cls, sizes: tuple, dtype: np.dtype, block_size: int, order):
+    """desc_cls.of for a packed input of these sizes and dtype (moved as _wire's), made once per
+    signature (a device array's repeated call builds nothing); where a rule fails, a ValueError
+    naming the argument, every time."""
+    try:
+        return desc_cls.of(TensorDesc(DataType.from_numpy(_wire(dtype)), sizes), block_size, order)
+    except ValidationError as e:
+        raise e.as_argument_error(_ARGUMENTS) from None
+
+
 def _checked_arguments(desc_cls, x, block_size, order, device, out=None) -> tuple:
     """(x, the description of the call, on the device, device, result shape) after the argument
     checks; the description's own rules (desc_cls.of) raise ValueErrors naming the argument."""
@@ -65,13 +77,8 @@ def _checked_arguments(desc_cls, x, block_size, order, device, out=None) -> tupl
         raise ValueError(f"x must be 4-D (N, C, H, W), got shape {x.shape}")
     if x.size == 0 and x.shape[0] != 0:
         raise ValueError(f"x has an empty dimension: shape {x.shape}")
-    wire = _wire(x.dtype)
     # an empty batch is described, and shaped, as a batch of one
-    in_desc = TensorDesc(DataType.from_numpy(wire), (max(x.shape[0], 1),) + x.shape[1:])
-    try:
-        desc = desc_cls.of(in_desc, int(block_size), order)
-    except ValidationError as e:
-        raise e.as_argument_error(_ARGUMENTS) from None
+    desc = _description(desc_cls, (max(x.shape[0], 1),) + x.shape[1:], x.dtype, int(block_size), order)
     out_shape = (x.shape[0],) + tuple(desc.output_tensor.sizes[1:])
     check_out(out, out_shape, x.dtype, DeviceArray if on_device else np.ndarray)
     return x, desc, on_device, device, out_shape

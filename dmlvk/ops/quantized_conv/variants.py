@@ -24,7 +24,7 @@ _COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for em
 
 _GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
-TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
+_VARIANTS = [
     Variant("conv.coopmat", "qlinear_conv_coopmat", _PACKED,
             "int8 tensor units: the packed input and filter multiplied as 16 x 16 x 32 subgroup matrices, "
             "32 x WM output channels by 128 pixels a workgroup",
@@ -89,9 +89,9 @@ TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", [
     Variant("integer.gemm", "qlinear_conv_gemm", _INT32, "ONNX ConvInteger (int32 output) through the GEMM",
             wins=_GEMM_WINS),
     Variant("integer.direct", "qlinear_conv", _INT32, "ONNX ConvInteger (int32 output), direct"),
-], push={v: PUSH for v in ("qlinear_conv", "qlinear_conv_gemm", "qlinear_conv_coopmat", "qlinear_conv_splitk",
-                        "qlinear_conv_depthwise", "qlinear_conv_depthwise_rows", "qlinear_conv_cpu",
-                        "qconv_pack_input", "qconv_pack_filter", "qconv_pack_filter_cpu")})
+]
+# every convolution shader reads qconv_common.glsl's push block
+TABLE = Table("QUANTIZED_LINEAR_CONVOLUTION", _VARIANTS, push={v.shader: PUSH for v in _VARIANTS})
 _DEPTHWISE = ("conv.depthwise.rows", "conv.depthwise.dot", "conv.depthwise.tile")
 
 
