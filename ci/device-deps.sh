@@ -3,7 +3,8 @@
 # ../shared/device/fetch-deps.sh's packages (the Vulkan loader and headers, glslang) into the
 # git-ignored .device-deps/, plus the wheels dmlvk's build needs on the GPU machine's Python 3.12
 # (which reaches no registry): scikit-build-core, pybind11, cmeel-fmt and what they need, and the
-# test suite's pytest-xdist and hypothesis (ci/gpu-suite.sh).
+# test suite's pytest-xdist and hypothesis (ci/gpu-suite.sh), and the model benchmark's WebGPU peer
+# (onnxruntime-ep-webgpu, installed on the GPU machine by ci/device.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -13,4 +14,6 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implement
   -d .device-deps/build-wheels \
   "scikit-build-core>=0.10" "pybind11>=2.12" cmeel-fmt==12.2.0 ninja pytest-xdist hypothesis 2>&1 \
   | grep -v "^WARNING" || true
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 -d .device-deps/peer-wheels onnxruntime-ep-webgpu 2>&1 | grep -v "^WARNING" || true
 du -sh .device-deps

@@ -6,6 +6,9 @@
 source .device-deps/setup-on-device.sh
 python3 -m pip install -q --no-index --find-links .device-deps/build-wheels scikit-build-core pybind11 \
   cmeel-fmt ninja 2>&1 | grep -v "^WARNING" || true
+if ls .device-deps/peer-wheels/*.whl > /dev/null 2>&1; then    # benchmark peers (dmlvk_lab/bench_peers.py)
+  python3 -m pip install -q --no-index --no-deps .device-deps/peer-wheels/*.whl 2>&1 | grep -v "^WARNING" || true
+fi
 export CMAKE_PREFIX_PATH=/opt/vk/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 if ! python3 -m pip install -q --no-index --no-build-isolation --no-deps -e . > /tmp/dmlvk-build.log 2>&1; then
   echo "dmlvk build failed; see /tmp/dmlvk-build.log"; tail -30 /tmp/dmlvk-build.log

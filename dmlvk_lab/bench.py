@@ -570,6 +570,8 @@ def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool) -> di
     }
     if peers and not cpu:
         bench_models.add_torch(result, run_peer)
+        bench_models.add_webgpu(result, run_peer)
+    result["models"].pop("model_bytes", None)
     return result
 
 

@@ -11,20 +11,30 @@ float32 upload and download (wall clock), session.run end to end (float frames i
 numpy arrays), session.run with QuantizeLinear and DequantizeLinear on the host
 (host_quantization=True, as before they ran on the device), and session.run with a DeviceArray
 in and out (IO binding: no transfer, the call's own cost on top of the device work). Every output
-element of the batch-1 cases is compared with onnxruntime's."""
+element of the batch-1 cases is compared with onnxruntime's. The batch-1 frames are also timed
+dispatch by dispatch against the device's floors (dmlvk_lab/bench_layers.py).
+
+The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
+(cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
+input shape, the compile time reported and excluded)."""
 from __future__ import annotations
+
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 from dmlvk import arrays
+from . import bench_layers
 from . import onnx_models as models
 from .bench_peers import _median_wall
 from dmlvk.runtime.commands import time as time_dispatches
 from dmlvk.onnx import InferenceSession
 
-SHAPES = [(540, 960), (1080, 1920)]
+SHAPES = [(540, 960), (1080, 1920), (2160, 3840)]
 STREAM_FRAMES = 48           # inputs run_stream is timed over (per figure: their mean; a stream fills and drains once)
 BATCHES = [1, 8]
+BATCH_1_ONLY = {(2160, 3840)}     # 8 such frames hold 1 GiB of 64-channel activations
 
 
 def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> dict:
@@ -34,15 +44,19 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
     session = InferenceSession(model, device=device)
     host_qdq = InferenceSession(model, device=device, host_quantization=True)
     ort_session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    rows = []
+    rows, frames = [], []
+    bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
     for h, w in shapes:
-        for n in batches:
+        for n in ([1] if (h, w) in BATCH_1_ONLY else batches):
             x = np.concatenate(models.calibration_frames(n, h, w, seed=3))
             y = session.run(None, {"x": x})[0]
             row = {"input": [n, 1, h, w], "output": list(y.shape), "frames": n}
             prog, dispatches, steps = session.device_work({"x": x})
             t = timer(lambda k: time_dispatches(device, dispatches, k, barriers=True))
             row["device_s"] = t["median_s"]
+            if n == 1:
+                frames.append({"input": [n, 1, h, w],
+                               "rows": bench_layers.measure_layers(timer, dispatches, bandwidth, peak)})
             row["stretch_s"] = _median_wall(prog.run, 10, warm=1)
             row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 5, warm=1)
             stream = [{"x": x}] * STREAM_FRAMES          # one call's frames, several in flight
@@ -57,9 +71,11 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
                 row["elements_differing"] = int(np.count_nonzero(want != y))
                 row["onnxruntime_cpu_s"] = _median_wall(lambda: ort_session.run(None, {"x": x}), 3, warm=1)
             rows.append(row)
-    return {"model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
+    return {"model_bytes": {"float": models.espcn(2).SerializeToString(), "quantized": model.SerializeToString()},
+            "model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
                      "QOperator per-channel, u8 activations, 7-bit s8 weights",
-            "nodes": session.nodes, "rows": rows}
+            "nodes": session.nodes, "rows": rows,
+            "layers": {"copy_bandwidth": bandwidth, "int8_peak_ops": peak, "frames": frames}}
 
 
 def _consume(outputs) -> None:
@@ -70,6 +86,7 @@ def _consume(outputs) -> None:
 
 
 def add_torch(result: dict, run_peer) -> None:
+    """PyTorch eager, then torch.compile, each in its own process."""
     spec = [{"scale": 2, "n": r["input"][0], "h": r["input"][2], "w": r["input"][3]} for r in result["models"]["rows"]]
     res = run_peer("torch", {"espcn": spec})
     if "skipped" in res:
@@ -78,6 +95,30 @@ def add_torch(result: dict, run_peer) -> None:
     for r, s in zip(result["models"]["rows"], res["espcn"]):
         r["torch_fp16_cuda_s"] = s
     result["models"]["torch"] = res.get("peer")
+    res = run_peer("torch", {"espcn": spec, "compile": "max-autotune"}, timeout=1800)
+    if "skipped" in res:
+        result["peers_skipped"].append(res["skipped"])
+        return
+    for r, c in zip(result["models"]["rows"], res["espcn"]):
+        r["torch_compiled_s"], r["torch_compile_s"] = c["s"], c["compile_s"]
+
+
+def add_webgpu(result: dict, run_peer) -> None:
+    """ONNX Runtime's WebGPU EP on the float model and on the quantized one, end to end."""
+    m = result["models"]
+    with tempfile.TemporaryDirectory(prefix="dmlvk-models-") as tmp:
+        paths = {}
+        for label, blob in m.pop("model_bytes").items():
+            paths[label] = str(Path(tmp) / f"espcn-{label}.onnx")
+            Path(paths[label]).write_bytes(blob)
+        res = run_peer("webgpu", {"models": paths, "inputs": [r["input"] for r in m["rows"]]}, timeout=1800)
+    if "skipped" in res:
+        result["peers_skipped"].append(res["skipped"])
+        return
+    for label, times in res["models"].items():
+        for r, s in zip(m["rows"], times):
+            r[f"webgpu_{label}_s"] = s
+    m["webgpu"] = res["peer"]
 
 
 def markdown(result: dict) -> list:
@@ -91,21 +132,32 @@ def markdown(result: dict) -> list:
            "and out; pipelined: session.run_stream over a stream of such inputs (two in flight: the host copies one's "
            "input in and another's output out while the device computes), consumed frame by frame; host Q/DQ: the same as end to end with "
            "QuantizeLinear and DequantizeLinear in numpy; device arrays: "
-           "session.run with a DeviceArray in and out (IO binding). onnxruntime: CPU, end to end.", "",
+           "session.run with a DeviceArray in and out (IO binding). PyTorch: fp16 CUDA, channels_last, eager and "
+           "torch.compile(mode=\"max-autotune\") (compile time per shape in the last column, excluded from its "
+           "figure). onnxruntime: CPU, end to end; WebGPU EP: onnxruntime's WebGPU plugin execution provider, end to end, "
+           "on the float32 model and on the same quantized model (nodes it does not take run on its CPU EP).", "",
            "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
            "pipelined | pipelined / device | "
-           "host Q/DQ end to end | device arrays in and out | PyTorch fp16 CUDA | dmlvk device / PyTorch | "
-           "onnxruntime CPU | outputs equal to onnxruntime's |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "host Q/DQ end to end | device arrays in and out | PyTorch fp16 eager | dmlvk device / eager | "
+           "PyTorch fp16 torch.compile | dmlvk device / torch.compile | "
+           "onnxruntime CPU | WebGPU EP float32 | WebGPU EP quantized | outputs equal to onnxruntime's | "
+           "torch.compile's compile s |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+           "| ---: | ---: | --- | ---: |"]
+    ratio_to = lambda r, k: f"{r[k] / r['device_s']:.2f}" if r.get(k) else ""
     for r in m["rows"]:
-        ratio = f"{r['torch_fp16_cuda_s'] / r['device_s']:.2f}" if r.get("torch_fp16_cuda_s") else ""
+        compile_s = f"{r['torch_compile_s']:.1f}" if r.get("torch_compile_s") is not None else ""
         eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
               if "elements_compared" in r else "")
         e2e = f"{r['device_s'] / r['end_to_end_s']:.2f}" if r.get("end_to_end_s") else ""
         pipe = f"{r['device_s'] / r['pipelined_s']:.2f}" if r.get("pipelined_s") else ""
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
                    f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'pipelined_s')} | {pipe} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'device_arrays_s')} | "
-                   f"{fps(r, 'torch_fp16_cuda_s')} | "
-                   f"{ratio} | {fps(r, 'onnxruntime_cpu_s')} | {eq} |")
+                   f"{fps(r, 'torch_fp16_cuda_s')} | {ratio_to(r, 'torch_fp16_cuda_s')} | "
+                   f"{fps(r, 'torch_compiled_s')} | {ratio_to(r, 'torch_compiled_s')} | "
+                   f"{fps(r, 'onnxruntime_cpu_s')} | {fps(r, 'webgpu_float_s')} | {fps(r, 'webgpu_quantized_s')} | "
+                   f"{eq} | {compile_s} |")
     out.append("")
+    if m.get("layers"):
+        out += bench_layers.markdown(m["layers"])
     return out

@@ -98,8 +98,9 @@ def torch_peer(spec: dict) -> dict:
         conv.append(row)
         torch.cuda.empty_cache()
     espcn = []
+    mode = spec.get("compile")       # None: eager (cuDNN); else torch.compile's mode
     for e in spec.get("espcn", []):
-        # the same network as dmlvk_lab.onnx_models.espcn, float16, channels_last, cuDNN
+        # the same network as dmlvk_lab.onnx_models.espcn, float16, channels_last
         r = e["scale"]
         net = torch.nn.Sequential(torch.nn.Conv2d(1, 64, 5, padding=2), torch.nn.ReLU(),
                                   torch.nn.Conv2d(64, 32, 3, padding=1), torch.nn.ReLU(),
@@ -107,10 +108,20 @@ def torch_peer(spec: dict) -> dict:
         net = net.to(dev).half().to(memory_format=torch.channels_last).eval()
         x = torch.rand((e["n"], 1, e["h"], e["w"]), device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
         with torch.inference_mode():
-            espcn.append(cuda_time(lambda: net(x)))
+            if mode is None:
+                espcn.append(cuda_time(lambda: net(x)))
+            else:
+                # compiled for this shape alone (no dynamic shapes), the compile timed on its own
+                torch._dynamo.reset()
+                fn = torch.compile(net, mode=mode, dynamic=False)
+                t0 = time.perf_counter()
+                for _ in range(3):          # CUDA graphs are recorded on a later call than the first
+                    fn(x)
+                torch.cuda.synchronize()
+                espcn.append({"s": cuda_time(lambda: fn(x)), "compile_s": time.perf_counter() - t0})
         del net, x
         torch.cuda.empty_cache()
-    out = {"peer": "torch " + torch.__version__, "device": torch.cuda.get_device_name(),
+    out = {"peer": "torch " + torch.__version__ + (f" torch.compile(mode={mode!r})" if mode else ""), "device": torch.cuda.get_device_name(),
            "depth_space": ds, "conv": conv, "espcn": espcn}
     if spec.get("roundtrip"):
         # dmlvk's runtime benchmark protocol: best of 7 rounds of the median per call
@@ -204,7 +215,33 @@ def ncnn_peer(spec: dict) -> dict:
     return {"peer": "ncnn Vulkan (wall clock, host to host)", "depth_space": out}
 
 
-PEERS = {"torch": torch_peer, "onnxruntime": onnxruntime_peer, "ncnn": ncnn_peer}
+# ---- ONNX Runtime's WebGPU execution provider (Dawn over Vulkan on Linux) ---------------------------
+
+def webgpu_peer(spec: dict) -> dict:
+    """End to end (float32 numpy in and out) session.run of each model file on the WebGPU plugin EP
+    (onnxruntime-ep-webgpu); nodes it does not take fall back to ONNX Runtime's CPU EP, as a user's
+    session would. spec: {"models": {label: path}, "inputs": [[n, c, h, w], ...]}."""
+    import onnxruntime as ort
+    import onnxruntime_ep_webgpu as webgpu
+    ort.register_execution_provider_library("webgpu", webgpu.get_library_path())
+    ep = next((d for d in ort.get_ep_devices() if d.ep_name == webgpu.get_ep_name()), None)
+    if ep is None:
+        raise RuntimeError("the WebGPU EP found no adapter")
+    out = {"peer": f"onnxruntime {ort.__version__} WebGPU EP", "models": {}}
+    for label, path in spec["models"].items():
+        options = ort.SessionOptions()
+        options.add_provider_for_devices([ep], {})
+        session = ort.InferenceSession(path, sess_options=options)
+        times = []
+        for shape in spec["inputs"]:
+            x = np.random.default_rng(3).random(shape, dtype=np.float32)
+            times.append(_median_wall(lambda: session.run(None, {"x": x}), 3, warm=1))
+        out["models"][label] = times
+        del session
+    return out
+
+
+PEERS = {"torch": torch_peer, "onnxruntime": onnxruntime_peer, "ncnn": ncnn_peer, "webgpu": webgpu_peer}
 
 
 def main(argv) -> int:

@@ -762,3 +762,65 @@ def command_list_with_a_dependent_operator(fast_device, rng, split):
         conv = reference.quantized_linear_convolution(*args, np.uint8, start_padding=(1, 1), end_padding=(1, 1))
         want = reference.depth_to_space(conv, 2, "DCR")
         assert np.array_equal(out.numpy(np.uint8, want.shape), want)
+
+
+def narrow_case(rng, x_dt, w_dt, y_dt, zp_kind):
+    """fast_case's arguments for a narrow-group layer: 1 to COOPMAT_MIN_INPUT_CHANNELS - 1 input
+    channels a group and at most 32 taps (KH x KW x Cg) an output."""
+    while True:
+        args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
+        kh, kw = args[3].shape[2:]
+        cg = int(rng.integers(1, min(COOPMAT_MIN_INPUT_CHANNELS, 32 // (kh * kw) + 1)))
+        if cg * kh * kw <= 32:
+            break
+    x, wt = args[0], args[3]
+    n, _, h, w = x.shape
+    groups, m = kwargs["group_count"], wt.shape[0]
+    x = random_ints(rng, x_dt, (n, cg * groups, h, w))
+    wt = random_ints(rng, w_dt, (m, cg, kh, kw), *([np.iinfo(w_dt).min, np.iinfo(w_dt).max]))
+    return (x,) + args[1:3] + (wt,) + args[4:], kwargs
+
+
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+@pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct"])
+def test_narrow_fast_path_is_exact(fast_device, rng, types, zp_kind):
+    """conv.coopmat.narrow (forced: CPU devices keep their own kernel) on random narrow-group
+    layers, strides, dilations, paddings and output channel counts, against the reference."""
+    x_dt, w_dt, y_dt = types
+    with fast_device.variants(force="conv.coopmat.narrow"):
+        for _ in range(3):
+            args, kwargs = narrow_case(rng, x_dt, w_dt, y_dt, zp_kind)
+            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
+            assert [k.variant for k in op.kernels][-1] == "conv.coopmat.narrow", op.kernels
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
+            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+
+
+def test_narrow_fast_path_against_onnxruntime(fast_device, rng):
+    """The super-resolution first layer's form (5 x 5, one input channel, 64 outputs), u8 x s8 with
+    7-bit weights, through conv.coopmat.narrow against onnxruntime."""
+    x = random_ints(rng, np.uint8, (2, 1, 19, 23))
+    wt = random_ints(rng, np.int8, (64, 1, 5, 5), -64, 63)
+    args = (x, 0.02, np.uint8(3), wt, rng.uniform(0.001, 0.01, 64).astype(np.float32), np.zeros(64, np.int8),
+            rng.integers(-500, 500, 64).astype(np.int32), 0.05, np.uint8(7))
+    kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(2, 2), end_padding=(2, 2), group_count=1)
+    model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(np.uint8))
+    with fast_device.variants(force="conv.coopmat.narrow"):
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=np.uint8, device=fast_device)
+    assert np.array_equal(got, run_onnxruntime(model, feeds))
+
+
+def test_narrow_fast_path_choice():
+    """Where conv.coopmat.narrow is chosen: narrow groups of at most 32 taps with NARROW_MIN_CHANNELS
+    output channels or more, on a GPU with the cooperative matrices; not where the taps, the
+    channels or the device say otherwise."""
+    gpu = coopmat_caps()
+    least = TABLE.tuning["NARROW_MIN_CHANNELS"]
+    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps)[0]][-1]
+    assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2))) == "conv.coopmat.narrow"
+    assert chosen(conv_desc(1, 2, 40, 40, least, 4, 4)) == "conv.coopmat.narrow"           # 32 taps
+    assert chosen(conv_desc(1, 3, 40, 40, 64, 4, 4)) != "conv.coopmat.narrow"              # 48 taps
+    assert chosen(conv_desc(1, 1, 40, 40, least - 1, 5, 5)) != "conv.coopmat.narrow"
+    assert chosen(conv_desc(1, 8, 40, 40, 64, 2, 2)) != "conv.coopmat.narrow"              # wide groups
+    cpu = dataclasses.replace(gpu, device_type="CPU")
+    assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2)), cpu) != "conv.coopmat.narrow"

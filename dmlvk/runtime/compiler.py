@@ -48,10 +48,15 @@ VARIANTS = (
     ("qlinear_conv_coopmat", (("WM_FIXED", 4),)),
     ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1))),
     ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("COOPMAT_EMULATED", 1))),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("NARROW", 1))),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("NARROW", 1))),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1), ("NARROW", 1))),
+    ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("COOPMAT_EMULATED", 1), ("NARROW", 1))),
     ("qlinear_conv_splitk", ()),
     ("quantize_linear", ()),
     ("dequantize_linear", ()),
     ("copy", ()),
+    ("coopmat_peak", ()),
 )
 TARGET_ENV = "vulkan1.1"
 COMPILE_TIMEOUT_S = 120

@@ -15,6 +15,12 @@
 // Each 64-byte K step is staged in shared memory, the next one's global loads (16 bytes per
 // invocation and operand row) in flight while the current one is multiplied.
 //
+// With NARROW (narrow groups: KH * KW * Cg <= 32 taps, e.g. a first layer with one input channel)
+// there is no packed input and one K step: each workgroup gathers its 128 pixels' taps straight from
+// the input (any strides; padding taps as the byte that stands for the input zero point, taps past
+// KH * KW * Cg as zeros) and its rows' taps from Wp (packed as usual, channel c of tap t at
+// t * CP + c) into the shared tiles, then multiplies one 32-deep chunk. Binding 0 is the input.
+//
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
 // "subgroups" of 32 invocations, emulated with shared memory and plain arithmetic.
@@ -111,6 +117,60 @@ void main() {
     MAT_A ones = MAT_A_ONES;
     bool wsum = window_sums_needed() != 0;
 
+#ifdef NARROW
+    {
+        // The filter rows: 32 taps k = tap * Cg + c of Wp row (g, mt * BM + row), 4 a word.
+        uint taps = KH * KW * p.cg;
+        for (uint e = t; e < BM * 8; e += gl_WorkGroupSize.x) {
+            uint row = e / 8, wd = e % 8;
+            uint base = packed_header_words() * 4 + (g * mp + mt * BM + row) * kp;
+            uint word = 0;
+            [[unroll]] for (uint j = 0; j < 4; ++j) {
+                uint k = wd * 4 + j;
+                if (k < taps) {
+                    uint off = base + (k / p.cg) * cp + k % p.cg;
+                    word |= bitfieldExtract(w_words[off >> 2], int((off & 3u) * 8u), 8) << (8 * j);   // shifted
+                }
+            }
+            As[row * AS + wd / 4][wd % 4] = word;
+        }
+        // The pixels' taps, shifted like Xp: neighbouring invocations take neighbouring pixels.
+        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
+        uint pad_byte = (params[0] & 0xFFu) ^ flip;
+        for (uint e = t; e < BN * 8; e += gl_WorkGroupSize.x) {
+            uint j = e % BN, wd = e / BN;
+            uint px = min(pt * BN + j, P - 1);
+            uint n = px / ohw, r = px % ohw;
+            uint oh = r / p.out_sizes.w, ow = r % p.out_sizes.w;
+            int bh = int(oh * p.conv_stride.x) - int(p.start_pad.x), bw = int(ow * p.conv_stride.y) - int(p.start_pad.y);
+            uint word = 0;
+            [[unroll]] for (uint q4 = 0; q4 < 4; ++q4) {
+                uint k = wd * 4 + q4;
+                uint c = k % p.cg, tap = k / p.cg;
+                uint ih, iw, b = k < taps ? pad_byte : 0u;
+                if (k < taps && input_tap(oh, tap / KW, p.conv_stride.x, p.dilation.x, p.start_pad.x, p.in_sizes.z, bh, ih)
+                        && input_tap(ow, tap % KW, p.conv_stride.y, p.dilation.y, p.start_pad.y, p.in_sizes.w, bw, iw)) {
+                    uint off = n * p.in_strides.x + (g * p.cg + c) * p.in_strides.y + ih * p.in_strides.z + iw * p.in_strides.w;
+                    b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
+                }
+                word |= b << (8 * q4);
+            }
+            Bs[j * AS + wd / 4][wd % 4] = word;
+        }
+        barrier();
+        s_begin = s_end = 0;                          // no K loop: the one chunk below
+        [[unroll]] for (uint j = 0; j < 2; ++j) {
+            MAT_B b;
+            coopMatLoad(b, Bs, (wn * 32 + j * 16) * AS, AS, gl_CooperativeMatrixLayoutColumnMajor);
+            [[unroll]] for (uint i = 0; i < WM; ++i) {
+                MAT_A a;
+                coopMatLoad(a, As, (wm * WM * 16 + i * 16) * AS, AS, gl_CooperativeMatrixLayoutRowMajor);
+                acc[i][j] = coopMatMulAdd(a, b, acc[i][j]);
+            }
+            if (wsum) sums[j] = coopMatMulAdd(ones, b, sums[j]);
+        }
+    }
+#endif
     if (s_begin < s_end) LOAD_STEP(s_begin);
     for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done

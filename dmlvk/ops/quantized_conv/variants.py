@@ -21,6 +21,7 @@ _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
 _COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for emulated in ((), (("COOPMAT_EMULATED", 1),)))
+_NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _COOPMAT_BUILDS)
 
 _GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
@@ -42,6 +43,16 @@ _VARIANTS = [
             tuning=dict(SPLITK_TARGET=128, SPLITK_BELOW=66, SPLITK_MAX_PARTIAL_BYTES=256 << 20),
             wins=Rule("fewer than SPLITK_BELOW output tiles", lambda d, tiles, below: tiles < below),
             measured="fewer than SPLITK_BELOW output tiles: K split so that about SPLITK_TARGET workgroups run",
+            measured_on=H200),
+    Variant("conv.coopmat.narrow", "qlinear_conv_coopmat", _PACKED,
+            "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel): the "
+            "cooperative-matrix kernel with one 32-deep K chunk, each workgroup gathering its pixels' taps "
+            "straight from the input (no packed input) and its channels' taps from the packed filter",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_NARROW_BUILDS,
+            tuning=dict(NARROW_MIN_CHANNELS=16),
+            wins=Rule("NARROW_MIN_CHANNELS output channels a group or more, on devices other than CPUs",
+                      lambda d, mg, least, on_cpu: mg >= least and not on_cpu),
+            measured="the ESPCN first layer 5x5 1->64 at 540x960 (see benchmarks/models-*.md)",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
             "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
@@ -153,6 +164,9 @@ def _plan(d, sel: Selection) -> tuple:
     kernel except where the CPU kernel applies."""
     if d.off_formula():
         return [_portable(d, sel)], ()
+    narrow = _narrow_plan(d, sel) if sel.may("conv.coopmat.narrow") else None
+    if narrow is not None:
+        return narrow
     depthwise = _depthwise_kernel(d, sel) if sel.may(*_DEPTHWISE) else None
     cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
     if depthwise is not None and cpu is None:
@@ -210,16 +224,51 @@ def _cpu_plan(d, sel: Selection) -> Optional[tuple]:
             (d.group_count * tiles * k * 16,))
 
 
+def _coopmat_device(caps) -> bool:
+    """Whether the device runs the cooperative-matrix kernels: int8 x int8 -> int32 16 x 16 x 32
+    subgroup matrices and subgroups of 32 invocations (emulated ones are, whatever the device's
+    size)."""
+    return not (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
+                or not caps.int8_arithmetic
+                or not caps.emulated_cooperative_matrix and (
+                    caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
+                    or caps.max_subgroup_size not in (0, 32)))
+
+
+def _narrow_plan(d, sel: Selection) -> Optional[tuple]:
+    """conv.coopmat.narrow where it runs the description (KH x KW x Cg at most 32 taps, fewer than
+    COOPMAT_MIN_INPUT_CHANNELS input channels a group) and wins (NARROW_MIN_CHANNELS): the filter
+    packed as usual, then one kernel that gathers the input's taps itself. None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    if (not _coopmat_device(caps) or d.wide_taps() or cg * kh * kw > 32 or cg >= sel["COOPMAT_MIN_INPUT_CHANNELS"]
+            or not sel.where_wins("conv.coopmat.narrow", d, mg, sel["NARROW_MIN_CHANNELS"], caps.cpu_kernels)):
+        return None
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    wm = 2 if mg <= 64 else 4
+    bm = 32 * wm
+    mp = -(-mg // bm) * bm
+    kp = -(-kh * kw * 32 // 64) * 64             # Wp's rows: CP = 32 bytes a tap
+    wp_bytes = ((2 * m + 3) & ~3) * 4 + d.group_count * mp * kp
+    tiles = d.group_count * (mp // bm) * -(-(n * oh * ow) // 128)
+    spec, push = _spec_push(d)
+    spec.update(WM_SPEC=wm, PACKED_OUT=int(_packed_output(d)), SPLIT=1)
+    emulated = (("COOPMAT_EMULATED", 1),) if caps.emulated_cooperative_matrix else ()
+    kernels = [
+        TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
+               slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+        TABLE["conv.coopmat.narrow"].kernel(spec=spec, push=push, count=tiles * 256,
+               slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
+               defines=(("WM_FIXED", wm),) + emulated + (("NARROW", 1),))]
+    return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
+
+
 def _packed_geometry(d, sel: Selection) -> Optional[dict]:
     """The packed operands' sizes (dmlvk/shaders/qconv_packed.glsl) if the cooperative-matrix
     path runs this description on such a device, else None."""
-    caps = sel.capabilities
-    # The kernel's subgroups are 32 invocations (emulated ones are, whatever the device's size).
-    if (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
-            or not caps.int8_arithmetic
-            or not caps.emulated_cooperative_matrix and (
-                caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
-                or caps.max_subgroup_size not in (0, 32))):
+    if not _coopmat_device(sel.capabilities):
         return None
     geo = d.conv_params()
     n = geo["input"][0]

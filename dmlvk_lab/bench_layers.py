@@ -1,0 +1,96 @@
+"""Each dispatch of one frame of the quantized super-resolution model against the device's floors:
+bytes moved over the same run's copy bandwidth, and operations over the same run's int8 peak
+(dmlvk/shaders/coopmat_peak.comp, where the device has cooperative matrices). A dispatch's floor is
+the larger of the two; `x floor` says how far above it the dispatch runs.
+
+Bytes: the sizes of the buffers the dispatch binds, each counted once (what the floor assumes: every
+input read once, the output written once). Operations: 2 per multiply-add of a convolution's main
+kernel (none for packing, layout and (de)quantization kernels)."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+
+from dmlvk.ops.quantized_conv.layout import PUSH as CONV_PUSH
+from dmlvk.ops.quantized_conv.variants import TABLE as CONV_TABLE
+from dmlvk.runtime.commands import time as time_dispatches
+from dmlvk.runtime.kernel import Kernel
+from .cases import MiB
+
+PEAK_STEPS, PEAK_SUBGROUPS = 1024, 132 * 64      # enough subgroups to fill any GPU here several times
+_PEAK_LOCAL = 256
+
+
+def int8_peak(timer) -> Optional[float]:
+    """Operations a second of the device's int8 cooperative matrices (16 x 16 x 32, register-resident
+    operands), or None where it has none (emulated ones do not count) or its subgroups are not 32
+    wide."""
+    dev = timer.device
+    caps = dev.capabilities
+    if ((16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32") or caps.emulated_cooperative_matrix
+            or caps.subgroup_size != 32 or not caps.int8_arithmetic):
+        return None
+    kernel = Kernel(shader="coopmat_peak", spec=(PEAK_STEPS,), push=(), count=PEAK_SUBGROUPS * 32, slots=(0, 1),
+                    local_size=_PEAK_LOCAL, variant="int8 peak probe")
+    operands = dev.upload(np.random.default_rng(0).integers(-128, 128, 1024, dtype=np.int8))
+    result = dev.buffer(PEAK_SUBGROUPS * 256 * 4)
+    t = timer(lambda n: time_dispatches(dev, [(kernel, (operands, result))], n))["median_s"]
+    return PEAK_SUBGROUPS * PEAK_STEPS * 8 * 2 * 16 * 16 * 32 / t
+
+
+def copy_bandwidth(timer) -> float:
+    """Bytes a second (read plus written) of the device's 64 MiB uvec4 copy."""
+    from .bench import copy_seconds
+    n = 64 * MiB
+    t = copy_seconds(timer, n, (timer.device.buffer(n), timer.device.buffer(n)))["median_s"]
+    return 2 * n / t
+
+
+def dispatch_ops(kernel: Kernel) -> int:
+    """2 per multiply-add where the kernel is a convolution's main kernel, else 0."""
+    if not CONV_TABLE.owns(kernel.variant):
+        return 0
+    p = CONV_PUSH.unpack(kernel.push)
+    n, m, oh, ow = p["out_sizes"]
+    kh, kw = kernel.spec[0], kernel.spec[1]         # KH, KW: every convolution kernel's first two
+    return 2 * n * m * oh * ow * p["cg"] * kh * kw
+
+
+def measure_layers(timer, dispatches, bandwidth: float, peak: Optional[float]) -> List[dict]:
+    """One row per dispatch of `dispatches` ((Kernel, Buffers), a frame's device work)."""
+    rows = []
+    for kernel, bufs in dispatches:
+        t = timer(lambda n: time_dispatches(timer.device, [(kernel, bufs)], n))["median_s"]
+        nbytes = sum({id(b): b.nbytes for b in bufs if b is not None}.values())
+        ops = dispatch_ops(kernel)
+        memory_s, ops_s = nbytes / bandwidth, (ops / peak if peak else 0.0)
+        rows.append({"variant": kernel.variant or kernel.shader, "shader": kernel.shader, "items": kernel.count,
+                     "bytes": int(nbytes), "ops": int(ops), "s": t, "memory_floor_s": memory_s, "ops_floor_s": ops_s,
+                     "floor_s": max(memory_s, ops_s)})
+    return rows
+
+
+def markdown(section: dict) -> List[str]:
+    peak = section.get("int8_peak_ops")
+    out = ["## One frame, dispatch by dispatch, against the floors", "",
+           f"Same run: copy bandwidth {section['copy_bandwidth'] / 1e9:,.0f} GB/s (64 MiB uvec4 copy, read + written); "
+           + (f"int8 cooperative-matrix peak {peak / 1e12:,.0f} TOPS (register-resident 16x16x32)." if peak
+              else "no int8 cooperative matrices (memory floor only)."),
+           "Bytes: the buffers a dispatch binds, each once; operations: 2 a multiply-add of a convolution's main "
+           "kernel. Floor: the larger of bytes / bandwidth and operations / peak.", ""]
+    for frame in section["frames"]:
+        rows = frame["rows"]
+        total = sum(r["s"] for r in rows)
+        floor = sum(r["floor_s"] for r in rows)
+        out += [f"### {frame['input'][2]}x{frame['input'][3]}, batch {frame['input'][0]}: "
+                f"{total * 1e6:,.1f} us of dispatches, floor {floor * 1e6:,.1f} us ({total / floor:.1f}x)", "",
+                "| dispatch | MB | GOP | us | floor us | x floor | % of memory floor | % of int8 peak |",
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in rows:
+            pk = f"{100 * r['ops_floor_s'] / r['s']:.1f}" if r["ops_floor_s"] else ""
+            out.append(f"| {r['variant']} | {r['bytes'] / 1e6:,.1f} | {r['ops'] / 1e9:,.2f} | {r['s'] * 1e6:,.1f} | "
+                       f"{r['floor_s'] * 1e6:,.1f} | {r['s'] / r['floor_s']:.1f} | "
+                       f"{100 * r['memory_floor_s'] / r['s']:.1f} | {pk} |")
+        out.append("")
+    return out
