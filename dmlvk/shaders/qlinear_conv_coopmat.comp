@@ -110,6 +110,10 @@ void main() {
     }
 
     uint warp = SUBGROUP_ID, wm = warp / 4, wn = warp % 4;
+    // Fragments whose 16 rows all lie past the group's Mg output channels (tiles taller than Mg:
+    // 4 channels in a 64-row tile) are not multiplied; the condition is uniform in each subgroup.
+    uint mrow0 = mt * BM + wm * WM * 16;
+    bool alive = mrow0 < p.mg;
     MAT_C acc[WM][2];
     [[unroll]] for (uint i = 0; i < WM; ++i)
         [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
@@ -159,10 +163,11 @@ void main() {
         }
         barrier();
         s_begin = s_end = 0;                          // no K loop: the one chunk below
-        [[unroll]] for (uint j = 0; j < 2; ++j) {
+        if (alive) [[unroll]] for (uint j = 0; j < 2; ++j) {
             MAT_B b;
             coopMatLoad(b, Bs, (wn * 32 + j * 16) * AS, AS, gl_CooperativeMatrixLayoutColumnMajor);
             [[unroll]] for (uint i = 0; i < WM; ++i) {
+                if (mrow0 + i * 16 >= p.mg) break;
                 MAT_A a;
                 coopMatLoad(a, As, (wm * WM * 16 + i * 16) * AS, AS, gl_CooperativeMatrixLayoutRowMajor);
                 acc[i][j] = coopMatMulAdd(a, b, acc[i][j]);
@@ -180,11 +185,12 @@ void main() {
         Bs[(lrow + 64) * AS + q] = rb[1];
         barrier();
         if (s + 1 < s_end) LOAD_STEP(s + 1);
-        [[unroll]] for (uint h = 0; h < 2; ++h) {
+        if (alive) [[unroll]] for (uint h = 0; h < 2; ++h) {
             MAT_B b[2];
             [[unroll]] for (uint j = 0; j < 2; ++j)
                 coopMatLoad(b[j], Bs, (wn * 32 + j * 16) * AS + h * 2, AS, gl_CooperativeMatrixLayoutColumnMajor);
             [[unroll]] for (uint i = 0; i < WM; ++i) {
+                if (mrow0 + i * 16 >= p.mg) break;
                 MAT_A a;
                 coopMatLoad(a, As, (wm * WM * 16 + i * 16) * AS + h * 2, AS, gl_CooperativeMatrixLayoutRowMajor);
                 [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
