@@ -811,12 +811,15 @@ def test_narrow_fast_path_against_onnxruntime(fast_device, rng):
 
 
 def test_narrow_fast_path_choice():
-    """Where conv.coopmat.narrow is chosen: narrow groups of at most 32 taps with NARROW_MIN_CHANNELS
-    output channels or more, on a GPU with the cooperative matrices; not where the taps, the
-    channels or the device say otherwise."""
+    """Where conv.coopmat.narrow may be chosen (with NARROW_BY_DEFAULT; it measured slower than the
+    rows kernel, so by default it runs only where forced): narrow groups of at most 32 taps with
+    NARROW_MIN_CHANNELS output channels or more, on a GPU with the cooperative matrices; not where the
+    taps, the channels or the device say otherwise."""
     gpu = coopmat_caps()
     least = TABLE.tuning["NARROW_MIN_CHANNELS"]
-    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps)[0]][-1]
+    layer = conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2))
+    assert [k.variant for k in layer.plan(gpu)[0]][-1] == "conv.depthwise.rows"       # measured faster
+    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps, tuning={"NARROW_BY_DEFAULT": True})[0]][-1]
     assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2))) == "conv.coopmat.narrow"
     assert chosen(conv_desc(1, 2, 40, 40, least, 4, 4)) == "conv.coopmat.narrow"           # 32 taps
     assert chosen(conv_desc(1, 3, 40, 40, 64, 4, 4)) != "conv.coopmat.narrow"              # 48 taps

@@ -49,10 +49,11 @@ _VARIANTS = [
             "cooperative-matrix kernel with one 32-deep K chunk, each workgroup gathering its pixels' taps "
             "straight from the input (no packed input) and its channels' taps from the packed filter",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_NARROW_BUILDS,
-            tuning=dict(NARROW_MIN_CHANNELS=16),
-            wins=Rule("NARROW_MIN_CHANNELS output channels a group or more, on devices other than CPUs",
-                      lambda d, mg, least, on_cpu: mg >= least and not on_cpu),
-            measured="the ESPCN first layer 5x5 1->64 at 540x960 (see benchmarks/models-*.md)",
+            tuning=dict(NARROW_MIN_CHANNELS=16, NARROW_BY_DEFAULT=False),
+            wins=Rule("NARROW_BY_DEFAULT, NARROW_MIN_CHANNELS output channels a group or more, on devices other "
+                      "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
+            measured="slower than conv.depthwise.rows, so chosen only where forced: the ESPCN first layer 5x5 "
+                     "1->64 at 540x960 took 156 us against the rows kernel's 94 (tools/model_probe.py)",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
             "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
@@ -244,7 +245,8 @@ def _narrow_plan(d, sel: Selection) -> Optional[tuple]:
     m, cg, kh, kw = geo["filter"]
     mg = m // d.group_count
     if (not _coopmat_device(caps) or d.wide_taps() or cg * kh * kw > 32 or cg >= sel["COOPMAT_MIN_INPUT_CHANNELS"]
-            or not sel.where_wins("conv.coopmat.narrow", d, mg, sel["NARROW_MIN_CHANNELS"], caps.cpu_kernels)):
+            or not sel.where_wins("conv.coopmat.narrow", d, mg, sel["NARROW_MIN_CHANNELS"], caps.cpu_kernels,
+                                  sel["NARROW_BY_DEFAULT"])):
         return None
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     wm = 2 if mg <= 64 else 4
