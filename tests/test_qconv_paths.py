@@ -10,7 +10,7 @@ import pytest
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
-                                      prepare_call)
+                                      prepare_call, small_tensor_bytes)
 from dmlvk.ops.base import array_binding
 from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
@@ -827,3 +827,64 @@ def test_narrow_fast_path_choice():
     assert chosen(conv_desc(1, 8, 40, 40, 64, 2, 2)) != "conv.coopmat.narrow"              # wide groups
     cpu = dataclasses.replace(gpu, device_type="CPU")
     assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2)), cpu) != "conv.coopmat.narrow"
+
+
+def row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind):
+    """fast_case's arguments with stride and dilation 1 and rows of 1 to 300 pixels (several
+    128-pixel tiles, and rows that end inside one)."""
+    args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
+    x, wt = args[0], args[3]
+    n, c, _, _ = x.shape
+    kh, kw = wt.shape[2:]
+    h, w = int(rng.integers(kh, kh + 3)), int(rng.integers(kw, 300))
+    x = random_ints(rng, x_dt, (n, c, h, w))
+    return (x,) + args[1:], dict(kwargs, strides=(1, 1), dilations=(1, 1))
+
+
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+@pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct"])
+def test_row_tiles_fast_path_is_exact(fast_device, rng, types, zp_kind):
+    """conv.coopmat.rows (forced: CPU devices keep the packed path) on random layers with stride and
+    dilation 1, against the reference."""
+    x_dt, w_dt, y_dt = types
+    with fast_device.variants(force="conv.coopmat.rows"):
+        for _ in range(2):
+            args, kwargs = row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind)
+            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
+            assert [k.variant for k in op.kernels][-1] == "conv.coopmat.rows", op.kernels
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
+            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+
+
+@pytest.mark.parametrize("out_strides", [None, "nhwc", "gapped"])
+def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
+    """conv.coopmat.rows reads its input under any strides (NHWC here) and writes any output strides
+    (packed NCHW with whole words, NHWC and gapped rows with byte stores): the operator level, against
+    the reference."""
+    n, c, h, w, m = 2, 40, 4, 140, 36
+    x = random_ints(rng, np.uint8, (n, c, h, w))
+    wt = random_ints(rng, np.int8, (m, c, 3, 3))
+    ws = rng.uniform(0.001, 0.01, m).astype(np.float32)
+    bias = rng.integers(-3000, 3000, m).astype(np.int32)
+    want = reference.quantized_linear_convolution(x, 0.02, np.uint8(120), wt, ws, None, bias, 0.1, np.uint8(9),
+                                                  np.dtype(np.uint8), strides=(1, 1), dilations=(1, 1),
+                                                  start_padding=(1, 1), end_padding=(1, 1), group_count=1)
+    out_sizes = want.shape
+    strides = {None: None, "nhwc": (h * w * m, 1, w * m, m), "gapped": (m * h * (w + 4), h * (w + 4), w + 4, 1)}[out_strides]
+    x_nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    desc = QuantizedLinearConvolutionDesc.of(
+        TensorDesc(U8, (n, c, h, w), (h * w * c, 1, w * c, c)), TensorDesc(I8, wt.shape), filter_scale_count=m,
+        input_zero_point=True, filter_zero_point=False, bias=True, output_data_type=U8, output_zero_point=True,
+        start_padding=(1, 1), end_padding=(1, 1))
+    desc = dataclasses.replace(desc, output_tensor=TensorDesc(U8, out_sizes, strides))
+    op = fast_device.create_operator(desc, force="conv.coopmat.rows")
+    assert op.kernels[-1].variant == "conv.coopmat.rows"
+    assert C(op.kernels[-1])["PACKED_OUT"] == int(out_strides is None)
+    out = fast_device.buffer(desc.output_tensor.total_bytes)
+    op.initialize([None] * 9)
+    bind = lambda a: fast_device.upload(small_tensor_bytes(np.ascontiguousarray(a)))
+    op.execute([bind(x_nhwc), bind(np.float32(0.02)), bind(np.uint8(120)), bind(wt), bind(ws), None, bind(bias),
+                bind(np.float32(0.1)), bind(np.uint8(9))], [out])
+    got = np.lib.stride_tricks.as_strided(out.numpy(np.uint8, (desc.output_tensor.total_bytes,)), out_sizes,
+                                          desc.output_tensor.effective_strides)
+    assert np.array_equal(got, want)

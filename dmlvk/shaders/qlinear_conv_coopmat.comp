@@ -21,6 +21,13 @@
 // KH * KW * Cg as zeros) and its rows' taps from Wp (packed as usual, channel c of tap t at
 // t * CP + c) into the shared tiles, then multiplies one 32-deep chunk. Binding 0 is the input.
 //
+// With ROW_TILES (stride and dilation 1) there is no packed input either: a workgroup computes 128
+// neighbouring pixels of one output row. For each 32-channel chunk of the input it loads the KH
+// input rows those pixels' windows cover (128 + KW - 1 positions, any input strides, padding and
+// the channels past Cg as in Xp) into shared memory once; each tap's B fragment is then that tile
+// read KW - 1 positions further on, and each A fragment comes straight from Wp. The input is read
+// about KH times instead of KH x KW times, and no packing kernel runs.
+//
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
 // "subgroups" of 32 invocations, emulated with shared memory and plain arithmetic.
@@ -43,13 +50,23 @@ layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
 layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
 
 const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes and 16 of padding
+#ifdef ROW_TILES
+const uint TW = BN + KW - 1;      // input positions a tile row holds
+shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
+#else
 shared uvec4 As[BM * AS];         // As[m][k]: row-major A
 shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
+#endif
 shared int stage[8 * 256];        // one 16 x 16 fragment per subgroup, for the epilogue
 
 #ifdef COOPMAT_EMULATED
+#ifdef ROW_TILES
+#define COOPMAT_EMU_A wp
+#define COOPMAT_EMU_B Xt
+#else
 #define COOPMAT_EMU_A As
 #define COOPMAT_EMU_B Bs
+#endif
 #include "coopmat_emulation.glsl"
 #else
 #define MAT_A coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA>
@@ -69,7 +86,12 @@ void main() {
     uint P = p.out_sizes.x * ohw;
     uint G = packed_groups(), cp = packed_cp(), kp = packed_kp(), mp = packed_mp();
     uint hp = packed_hp(), wpx = packed_wp();
+#ifdef ROW_TILES
+    uint row_tiles = (p.out_sizes.w + BN - 1) / BN;   // a row's tiles; pixel tiles: every row's
+    uint ptiles = p.out_sizes.x * p.out_sizes.z * row_tiles, mtiles = mp / BM;
+#else
     uint ptiles = (P + BN - 1) / BN, mtiles = mp / BM;
+#endif
     uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint pt = wg % ptiles; wg /= ptiles;
     uint mt = wg % mtiles; wg /= mtiles;
@@ -121,6 +143,58 @@ void main() {
     MAT_A ones = MAT_A_ONES;
     bool wsum = window_sums_needed() != 0;
 
+#ifdef ROW_TILES
+    {
+        uint row = pt / row_tiles, ow0 = (pt % row_tiles) * BN;
+        uint n = row / p.out_sizes.z, oh = row % p.out_sizes.z;
+        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
+        uint pad_byte = (params[0] & 0xFFu) ^ flip;
+        uint a_base = (packed_header_words() * 4 + (g * mp + mrow0) * kp) / 16;
+        s_begin = s_end = 0;                          // no K loop of the packed kind
+        for (uint c0 = 0; c0 < cp; c0 += 32) {
+            barrier();                                // the previous chunk's tile is read
+            // 16 channels of one position a uvec4; neighbouring invocations: neighbouring positions
+            for (uint e = t; e < KH * TW * 2; e += gl_WorkGroupSize.x) {
+                uint half16 = e / (KH * TW), pos = e % (KH * TW);
+                uint kh = pos / TW, x = pos % TW;
+                int ih = int(oh + kh) - int(p.start_pad.x), iw = int(ow0 + x) - int(p.start_pad.y);
+                bool inside = ih >= 0 && ih < int(p.in_sizes.z) && iw >= 0 && iw < int(p.in_sizes.w);
+                uint base = n * p.in_strides.x + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w
+                          + (g * p.cg) * p.in_strides.y;
+                uvec4 v = uvec4(0);
+                [[unroll]] for (uint jj = 0; jj < 16; ++jj) {
+                    uint c = c0 + half16 * 16 + jj;
+                    uint b = 0u;
+                    if (c < p.cg) {
+                        b = pad_byte;
+                        if (inside) {
+                            uint off = base + c * p.in_strides.y;
+                            b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
+                        }
+                    }
+                    v[jj / 4] |= b << ((jj % 4) * 8);
+                }
+                Xt[pos * 2 + half16] = v;
+            }
+            barrier();
+            if (alive) [[unroll]] for (uint tap = 0; tap < KH * KW; ++tap) {
+                uint kh = tap / KW, kw = tap % KW;
+                MAT_B b[2];
+                [[unroll]] for (uint j = 0; j < 2; ++j)
+                    coopMatLoad(b[j], Xt, (kh * TW + wn * 32 + j * 16 + kw) * 2, 2, gl_CooperativeMatrixLayoutColumnMajor);
+                [[unroll]] for (uint i = 0; i < WM; ++i) {
+                    if (mrow0 + i * 16 >= p.mg) break;
+                    MAT_A a;
+                    coopMatLoad(a, wp, a_base + (i * 16 * kp + tap * cp + c0) / 16, kp / 16,
+                                gl_CooperativeMatrixLayoutRowMajor);
+                    [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
+                }
+                if (wsum)
+                    [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
+            }
+        }
+    }
+#endif
 #ifdef NARROW
     {
         // The filter rows: 32 taps k = tap * Cg + c of Wp row (g, mt * BM + row), 4 a word.
@@ -176,6 +250,7 @@ void main() {
         }
     }
 #endif
+#ifndef ROW_TILES
     if (s_begin < s_end) LOAD_STEP(s_begin);
     for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done
@@ -199,6 +274,7 @@ void main() {
                 [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
         }
     }
+#endif
 
     if (SPLIT > 1) {
         // The partial tile and (subgroups of the first row) the partial window sums.
@@ -240,6 +316,14 @@ void main() {
             SUBGROUP_MEMORY_BARRIER_SHARED();
             SUBGROUP_BARRIER();
             uint px0 = pt * BN + wn * 32 + j * 16 + c8;
+#ifdef ROW_TILES
+            // the tile's row: its pixels past the row's end stand for none (P)
+            uint ow = (pt % row_tiles) * BN + wn * 32 + j * 16 + c8;
+            px0 = (pt / row_tiles) * p.out_sizes.w + ow;
+            uint row_left = ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;   // this lane's pixels in the row
+#else
+            uint row_left = 8u;
+#endif
             int v[8];
             [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = stage[sbase + r * 16 + c8 + e] + corr + cw * colsum[j][e];
             SUBGROUP_BARRIER();
@@ -247,7 +331,7 @@ void main() {
                 if (PACKED_OUT != 0) {
                     [[unroll]] for (uint h = 0; h < 2; ++h) {
                         uint px = px0 + 4 * h;
-                        if (px >= P) break;
+                        if (px >= P || 4 * h >= row_left) break;
                         uint word = 0;
                         [[unroll]] for (uint e = 0; e < 4; ++e) word |= requantize(m, v[4 * h + e]) << (8 * e);
                         uint n = px / ohw, rr = px % ohw;
@@ -256,7 +340,7 @@ void main() {
                 } else {
                     [[unroll]] for (uint e = 0; e < 8; ++e) {
                         uint px = px0 + e;
-                        if (px >= P) break;
+                        if (px >= P || e >= row_left) break;
                         uint n = px / ohw, rr = px % ohw;
                         store_output(n, m, rr / p.out_sizes.w, rr % p.out_sizes.w, v[e]);
                     }

@@ -22,6 +22,7 @@ _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
 _COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for emulated in ((), (("COOPMAT_EMULATED", 1),)))
 _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _COOPMAT_BUILDS)
+_ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _COOPMAT_BUILDS)
 
 _GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
@@ -54,6 +55,17 @@ _VARIANTS = [
                       "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
             measured="slower than conv.depthwise.rows, so chosen only where forced: the ESPCN first layer 5x5 "
                      "1->64 at 540x960 took 156 us against the rows kernel's 94 (tools/model_probe.py)",
+            measured_on=H200),
+    Variant("conv.coopmat.rows", "qlinear_conv_coopmat", _PACKED,
+            "stride and dilation 1: the cooperative-matrix kernel over tiles of 128 pixels of one output row, "
+            "each 32-channel chunk of the KH input rows they cover loaded once into shared memory (any input "
+            "strides) and read at each tap's offset; no packed input",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_ROW_TILE_BUILDS,
+            tuning=dict(ROW_TILES_MIN_WIDTH=64, ROW_TILES_MAX_SHARED=32768),
+            wins=Rule("output rows ROW_TILES_MIN_WIDTH wide or more, on devices other than CPUs",
+                      lambda d, ow, least, on_cpu: ow >= least and not on_cpu),
+            measured="the ESPCN layers 3x3 64->32 and 32->4 at 540x960 (tools/model_probe.py, "
+                     "benchmarks/models-nvidia-h200.md)",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
             "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
@@ -172,6 +184,9 @@ def _plan(d, sel: Selection) -> tuple:
     cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
     if depthwise is not None and cpu is None:
         return [depthwise], ()
+    rows = _row_tiles_plan(d, sel) if sel.may("conv.coopmat.rows") else None
+    if rows is not None:
+        return rows
     geo = _packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk") else None
     if geo is None:
         return cpu if cpu is not None else ([_portable(d, sel)], ())
@@ -249,21 +264,49 @@ def _narrow_plan(d, sel: Selection) -> Optional[tuple]:
                                   sel["NARROW_BY_DEFAULT"])):
         return None
     n, _, oh, ow = as_4d(d.output_grid(), 1)
+    return _gathering_plan(d, sel, "conv.coopmat.narrow", "NARROW", -(-(n * oh * ow) // 128), _packed_output(d))
+
+
+def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
+    """conv.coopmat.rows where it runs the description (stride and dilation 1, groups of
+    COOPMAT_MIN_INPUT_CHANNELS input and COOPMAT_MIN_CHANNELS output channels or more, the input tile
+    and the epilogue's 8 KiB within ROW_TILES_MAX_SHARED bytes of shared memory) and wins
+    (ROW_TILES_MIN_WIDTH): the filter packed as usual, then one kernel. None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    if (not _coopmat_device(caps) or d.wide_taps() or tuple(geo["strides"]) != (1, 1)
+            or tuple(geo["dilations"]) != (1, 1) or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]
+            or mg < sel["COOPMAT_MIN_CHANNELS"] or kh * (128 + kw - 1) * 32 + 8192 > sel["ROW_TILES_MAX_SHARED"]
+            or not sel.where_wins("conv.coopmat.rows", d, ow, sel["ROW_TILES_MIN_WIDTH"], caps.cpu_kernels)):
+        return None
+    # whole-word stores need a row's pixels to come in fours
+    return _gathering_plan(d, sel, "conv.coopmat.rows", "ROW_TILES", n * oh * -(-ow // 128),
+                           _packed_output(d) and ow % 4 == 0)
+
+
+def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: bool) -> tuple:
+    """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
+    filter packed as usual (qconv_pack_filter.comp), then the kernel built with `define`, one
+    workgroup per 128-pixel tile and BM output channels."""
+    m, cg, kh, kw = d.conv_params()["filter"]
+    mg = m // d.group_count
     wm = 2 if mg <= 64 else 4
     bm = 32 * wm
     mp = -(-mg // bm) * bm
-    kp = -(-kh * kw * 32 // 64) * 64             # Wp's rows: CP = 32 bytes a tap
+    kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64        # Wp's rows: CP bytes a tap
     wp_bytes = ((2 * m + 3) & ~3) * 4 + d.group_count * mp * kp
-    tiles = d.group_count * (mp // bm) * -(-(n * oh * ow) // 128)
     spec, push = _spec_push(d)
-    spec.update(WM_SPEC=wm, PACKED_OUT=int(_packed_output(d)), SPLIT=1)
-    emulated = (("COOPMAT_EMULATED", 1),) if caps.emulated_cooperative_matrix else ()
+    spec.update(WM_SPEC=wm, PACKED_OUT=int(packed_out), SPLIT=1)
+    emulated = (("COOPMAT_EMULATED", 1),) if sel.capabilities.emulated_cooperative_matrix else ()
     kernels = [
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
                slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
-        TABLE["conv.coopmat.narrow"].kernel(spec=spec, push=push, count=tiles * 256,
+        TABLE[name].kernel(spec=spec, push=push, count=d.group_count * (mp // bm) * pixel_tiles * 256,
                slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
-               defines=(("WM_FIXED", wm),) + emulated + (("NARROW", 1),))]
+               defines=(("WM_FIXED", wm),) + emulated + ((define, 1),))]
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
 
 
