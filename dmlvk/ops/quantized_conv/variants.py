@@ -61,11 +61,12 @@ _VARIANTS = [
             "each 32-channel chunk of the KH input rows they cover loaded once into shared memory (any input "
             "strides) and read at each tap's offset; no packed input",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_ROW_TILE_BUILDS,
-            tuning=dict(ROW_TILES_MIN_WIDTH=64, ROW_TILES_MAX_SHARED=32768),
-            wins=Rule("output rows ROW_TILES_MIN_WIDTH wide or more, on devices other than CPUs",
-                      lambda d, ow, least, on_cpu: ow >= least and not on_cpu),
-            measured="the ESPCN layers 3x3 64->32 and 32->4 at 540x960 (tools/model_probe.py, "
-                     "benchmarks/models-nvidia-h200.md)",
+            tuning=dict(ROW_TILES_MIN_WIDTH=64, ROW_TILES_MAX_SHARED=32768, ROW_TILES_BY_DEFAULT=False),
+            wins=Rule("ROW_TILES_BY_DEFAULT, output rows ROW_TILES_MIN_WIDTH wide or more, on devices other than "
+                      "CPUs", lambda d, ow, least, on_cpu, by_default: by_default and ow >= least and not on_cpu),
+            measured="slower than the packed path, so chosen only where forced: the ESPCN layers at 540x960 took "
+                     "421 us (3x3 64->32) and 160 us (3x3 32->4) against the packed path's 151 + 41 and 89 + 16 "
+                     "(tools/model_probe.py)",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
             "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
@@ -280,7 +281,8 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
     if (not _coopmat_device(caps) or d.wide_taps() or tuple(geo["strides"]) != (1, 1)
             or tuple(geo["dilations"]) != (1, 1) or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]
             or mg < sel["COOPMAT_MIN_CHANNELS"] or kh * (128 + kw - 1) * 32 + 8192 > sel["ROW_TILES_MAX_SHARED"]
-            or not sel.where_wins("conv.coopmat.rows", d, ow, sel["ROW_TILES_MIN_WIDTH"], caps.cpu_kernels)):
+            or not sel.where_wins("conv.coopmat.rows", d, ow, sel["ROW_TILES_MIN_WIDTH"], caps.cpu_kernels,
+                                  sel["ROW_TILES_BY_DEFAULT"])):
         return None
     # whole-word stores need a row's pixels to come in fours
     return _gathering_plan(d, sel, "conv.coopmat.rows", "ROW_TILES", n * oh * -(-ow // 128),
