@@ -24,6 +24,7 @@ from typing import Callable, List, Optional
 import numpy as np
 
 from dmlvk.enums import DepthSpaceOrder
+from .bench_layers import copy_kernel, copy_seconds
 from .bench_runtime import markdown as runtime_markdown, measure_runtime
 from .cases import MiB, conv_layers, depth_space_cases, depth_space_desc
 from .common import Progress, prog, pyplot, save_chart, slug
@@ -35,7 +36,6 @@ from dmlvk.runtime.kernel import Kernel
 # Timer: a batch of back-to-back runs spans at least BATCH_S seconds; at most MAX_RUNS runs a
 # measurement
 BATCH_S, MAX_RUNS = 250e-6, 4096
-COPY_LOCAL, COPY_CHUNKS = 256, 1
 
 def conv_ops(layer) -> int:
     """2 operations per multiply-add."""
@@ -49,12 +49,6 @@ def stats(seconds: List[float]) -> dict:
     return {"median_s": float(np.median(a)), "min_s": float(a.min()), "max_s": float(a.max()),
             "p25_s": float(np.percentile(a, 25)), "p75_s": float(np.percentile(a, 75)), "runs": len(a)}
 
-
-
-def copy_kernel(nbytes: int) -> Kernel:
-    vectors = nbytes // 16
-    return Kernel(shader="copy", spec=(COPY_CHUNKS,), push=(vectors,), count=-(-vectors // COPY_CHUNKS),
-                  slots=(0, 1), local_size=COPY_LOCAL)
 
 
 class Timer:
@@ -96,12 +90,6 @@ class Timer:
             self.warm()
         runs = np.array(run(k * batches), dtype=np.float64)
         return {**stats(runs.reshape(batches, k).mean(axis=1)), "runs": k * batches, "batch": k}
-
-
-def copy_seconds(timer: "Timer", nbytes: int, buffers, warm: bool = True) -> dict:
-    src, dst = buffers
-    kernel = copy_kernel(nbytes)
-    return timer(lambda n: time_dispatches(timer.device, [(kernel, (src, dst))], n), warm=warm)
 
 
 # The clock-robust protocol: each case and its same-size copy yardstick are timed in alternation,

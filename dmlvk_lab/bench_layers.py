@@ -4,7 +4,8 @@ bytes moved over the same run's copy bandwidth, and operations over the same run
 the larger of the two; `x floor` says how far above it the dispatch runs.
 
 Bytes: the sizes of the buffers the dispatch binds, each counted once (what the floor assumes: every
-input read once, the output written once). Operations: 2 per multiply-add of a convolution's main
+input read once, the output written once); a filter-packing kernel's input binding, which it does
+not read, is left out. Operations: 2 per multiply-add of a convolution's main
 kernel (none for packing, layout and (de)quantization kernels)."""
 from __future__ import annotations
 
@@ -20,6 +21,21 @@ from .cases import MiB
 
 PEAK_STEPS, PEAK_SUBGROUPS = 1024, 132 * 64      # enough subgroups to fill any GPU here several times
 _PEAK_LOCAL = 256
+COPY_LOCAL, COPY_CHUNKS = 256, 1
+
+
+def copy_kernel(nbytes: int) -> Kernel:
+    """The bandwidth yardstick (dmlvk/shaders/copy.comp): nbytes copied as uvec4s."""
+    vectors = nbytes // 16
+    return Kernel(shader="copy", spec=(COPY_CHUNKS,), push=(vectors,), count=-(-vectors // COPY_CHUNKS),
+                  slots=(0, 1), local_size=COPY_LOCAL)
+
+
+def copy_seconds(timer, nbytes: int, buffers, warm: bool = True) -> dict:
+    """The timer's figures for copying nbytes from buffers[0] to buffers[1]."""
+    src, dst = buffers
+    kernel = copy_kernel(nbytes)
+    return timer(lambda n: time_dispatches(timer.device, [(kernel, (src, dst))], n), warm=warm)
 
 
 def int8_peak(timer) -> Optional[float]:
@@ -41,7 +57,6 @@ def int8_peak(timer) -> Optional[float]:
 
 def copy_bandwidth(timer) -> float:
     """Bytes a second (read plus written) of the device's 64 MiB uvec4 copy."""
-    from .bench import copy_seconds
     n = 64 * MiB
     t = copy_seconds(timer, n, (timer.device.buffer(n), timer.device.buffer(n)))["median_s"]
     return 2 * n / t
@@ -62,7 +77,8 @@ def measure_layers(timer, dispatches, bandwidth: float, peak: Optional[float]) -
     rows = []
     for kernel, bufs in dispatches:
         t = timer(lambda n: time_dispatches(timer.device, [(kernel, bufs)], n))["median_s"]
-        nbytes = sum({id(b): b.nbytes for b in bufs if b is not None}.values())
+        read = bufs[1:] if kernel.variant.endswith(".pack_filter") else bufs   # binds the input, reads it not
+        nbytes = sum({id(b): b.nbytes for b in read if b is not None}.values())
         ops = dispatch_ops(kernel)
         memory_s, ops_s = nbytes / bandwidth, (ops / peak if peak else 0.0)
         rows.append({"variant": kernel.variant or kernel.shader, "shader": kernel.shader, "items": kernel.count,

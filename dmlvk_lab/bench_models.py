@@ -118,6 +118,8 @@ def add_webgpu(result: dict, run_peer) -> None:
     for label, times in res["models"].items():
         for r, s in zip(m["rows"], times):
             r[f"webgpu_{label}_s"] = s
+    for label, why in res.get("failed", {}).items():
+        result["peers_skipped"].append(f"webgpu {label} model failed: {why}")
     m["webgpu"] = res["peer"]
 
 
@@ -160,4 +162,6 @@ def markdown(result: dict) -> list:
     out.append("")
     if m.get("layers"):
         out += bench_layers.markdown(m["layers"])
+    if result.get("peers_skipped"):
+        out += ["## Peers not measured", ""] + [f"- {s}" for s in result["peers_skipped"]] + [""]
     return out

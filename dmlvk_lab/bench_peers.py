@@ -227,17 +227,20 @@ def webgpu_peer(spec: dict) -> dict:
     ep = next((d for d in ort.get_ep_devices() if d.ep_name == webgpu.get_ep_name()), None)
     if ep is None:
         raise RuntimeError("the WebGPU EP found no adapter")
-    out = {"peer": f"onnxruntime {ort.__version__} WebGPU EP", "models": {}}
+    out = {"peer": f"onnxruntime {ort.__version__} WebGPU EP", "models": {}, "failed": {}}
     for label, path in spec["models"].items():
-        options = ort.SessionOptions()
-        options.add_provider_for_devices([ep], {})
-        session = ort.InferenceSession(path, sess_options=options)
-        times = []
-        for shape in spec["inputs"]:
-            x = np.random.default_rng(3).random(shape, dtype=np.float32)
-            times.append(_median_wall(lambda: session.run(None, {"x": x}), 3, warm=1))
-        out["models"][label] = times
-        del session
+        try:
+            options = ort.SessionOptions()
+            options.add_provider_for_devices([ep], {})
+            session = ort.InferenceSession(path, sess_options=options)
+            times = []
+            for shape in spec["inputs"]:
+                x = np.random.default_rng(3).random(shape, dtype=np.float32)
+                times.append(_median_wall(lambda: session.run(None, {"x": x}), 3, warm=1))
+            out["models"][label] = times
+            del session
+        except Exception as e:       # one model's failure is its row's reason, the other model still runs
+            out["failed"][label] = f"{type(e).__name__}: {e}"
     return out
 
 

@@ -782,13 +782,12 @@ def narrow_case(rng, x_dt, w_dt, y_dt, zp_kind):
 
 
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
-@pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct"])
-def test_narrow_fast_path_is_exact(fast_device, rng, types, zp_kind):
-    """conv.coopmat.narrow (forced: CPU devices keep their own kernel) on random narrow-group
-    layers, strides, dilations, paddings and output channel counts, against the reference."""
+def test_narrow_fast_path_is_exact(fast_device, rng, types):
+    """conv.coopmat.narrow (forced: it is not chosen by default) on random narrow-group layers,
+    strides, dilations, paddings, output channel counts and zero points, against the reference."""
     x_dt, w_dt, y_dt = types
     with fast_device.variants(force="conv.coopmat.narrow"):
-        for _ in range(3):
+        for zp_kind in ("none", "equal", "distinct"):
             args, kwargs = narrow_case(rng, x_dt, w_dt, y_dt, zp_kind)
             op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
             assert [k.variant for k in op.kernels][-1] == "conv.coopmat.narrow", op.kernels
@@ -833,22 +832,26 @@ def row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind):
     """fast_case's arguments with stride and dilation 1 and rows of 1 to 300 pixels (several
     128-pixel tiles, and rows that end inside one)."""
     args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
-    x, wt = args[0], args[3]
-    n, c, _, _ = x.shape
+    wt = args[3]
+    n, groups = args[0].shape[0], kwargs["group_count"]
     kh, kw = wt.shape[2:]
-    h, w = int(rng.integers(kh, kh + 3)), int(rng.integers(kw, 300))
-    x = random_ints(rng, x_dt, (n, c, h, w))
-    return (x,) + args[1:], dict(kwargs, strides=(1, 1), dilations=(1, 1))
+    # narrower layers than fast_case's (the emulated multiplies are slow), wider rows
+    cg, mg = int(rng.integers(COOPMAT_MIN_INPUT_CHANNELS, 40)), int(rng.integers(COOPMAT_MIN_CHANNELS, 40))
+    h, w = int(rng.integers(kh, kh + 2)), int(rng.integers(kw, 300))
+    m = mg * groups
+    x, wt = random_ints(rng, x_dt, (n, cg * groups, h, w)), random_ints(rng, w_dt, (m, cg, kh, kw))
+    per_m = lambda a: a if a is None or np.ndim(a) == 0 else np.resize(a, m)
+    args = (x, args[1], args[2], wt, np.resize(args[4], m), per_m(args[5]), np.resize(args[6], m)) + args[7:]
+    return args, dict(kwargs, strides=(1, 1), dilations=(1, 1))
 
 
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
-@pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct"])
-def test_row_tiles_fast_path_is_exact(fast_device, rng, types, zp_kind):
-    """conv.coopmat.rows (forced: CPU devices keep the packed path) on random layers with stride and
-    dilation 1, against the reference."""
+def test_row_tiles_fast_path_is_exact(fast_device, rng, types):
+    """conv.coopmat.rows (forced: it is not chosen by default) on random layers with stride and
+    dilation 1 and random zero points, against the reference."""
     x_dt, w_dt, y_dt = types
     with fast_device.variants(force="conv.coopmat.rows"):
-        for _ in range(2):
+        for zp_kind in ("none", "distinct"):
             args, kwargs = row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind)
             op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
             assert [k.variant for k in op.kernels][-1] == "conv.coopmat.rows", op.kernels
@@ -888,3 +891,24 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
     got = np.lib.stride_tricks.as_strided(out.numpy(np.uint8, (desc.output_tensor.total_bytes,)), out_sizes,
                                           desc.output_tensor.effective_strides)
     assert np.array_equal(got, want)
+
+
+def test_row_tiles_fast_path_choice():
+    """Where conv.coopmat.rows may be chosen (with ROW_TILES_BY_DEFAULT; it measured slower than the
+    packed path, so by default it runs only where forced): stride and dilation 1, rows
+    ROW_TILES_MIN_WIDTH wide or more, an input tile that fits ROW_TILES_MAX_SHARED, GPUs."""
+    gpu = coopmat_caps()
+    layer = conv_desc(1, 64, 40, 400, 32, 3, 3, pads=(1, 1))          # 125 output tiles: no split K
+    assert [k.variant for k in layer.plan(gpu)[0]] == ["conv.coopmat.pack_input", "conv.coopmat.pack_filter",
+                                                      "conv.coopmat"]
+    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps, tuning={"ROW_TILES_BY_DEFAULT": True})[0]]
+    assert chosen(layer) == ["conv.coopmat.pack_filter", "conv.coopmat.rows"]
+    least = TABLE.tuning["ROW_TILES_MIN_WIDTH"]
+    rows = lambda d, caps=gpu: "conv.coopmat.rows" in chosen(d, caps)
+    assert rows(conv_desc(1, 64, 20, least + 2, 32, 3, 3))                   # OW = ROW_TILES_MIN_WIDTH
+    assert not rows(conv_desc(1, 64, 20, least + 1, 32, 3, 3))
+    assert not rows(conv_desc(1, 64, 20, 200, 32, 3, 3, strides=(2, 1)))
+    assert not rows(conv_desc(1, 64, 20, 200, 32, 3, 3, dil=(1, 2)))
+    assert not rows(conv_desc(1, 64, 20, 200, 32, 7, 3))                     # 7 input rows: 36 KiB
+    assert rows(conv_desc(1, 64, 20, 200, 32, 5, 5))                         # 5 rows: 29 KiB
+    assert not rows(layer, dataclasses.replace(gpu, device_type="CPU"))
