@@ -66,7 +66,8 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     for desc in (narrow, shallow, depthwise):
         assert len(desc.plan(caps)[0]) == 1, desc
     packed = conv_desc(1, 16, 4, 4, 16, 1, 1)
-    assert C(packed.plan(caps)[0][-1])["PACKED_OUT"] == 1               # packed NCHW, OH * OW = 16: words
+    assert C(packed.plan(caps)[0][-1])["PACKED_OUT"] == 2               # packed NCHW, OH * OW = 16: 16 bytes
+    assert C(conv_desc(1, 16, 2, 6, 16, 1, 1).plan(caps)[0][-1])["PACKED_OUT"] == 1    # OH * OW = 12: words
     nhwc = conv_desc(1, 16, 4, 4, 16, 1, 1, out_strides=(256, 1, 64, 16))
     assert C(nhwc.plan(caps)[0][-1])["PACKED_OUT"] == 0
     assert C(conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 2     # 64-channel tiles
@@ -912,3 +913,24 @@ def test_row_tiles_fast_path_choice():
     assert not rows(conv_desc(1, 64, 20, 200, 32, 7, 3))                     # 7 input rows: 36 KiB
     assert rows(conv_desc(1, 64, 20, 200, 32, 5, 5))                         # 5 rows: 29 KiB
     assert not rows(layer, dataclasses.replace(gpu, device_type="CPU"))
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_fast_path_sixteen_byte_stores(fast_device, rng, types):
+    """The cooperative-matrix kernel's 16-byte stores (packed NCHW output, OH * OW a multiple of 16):
+    images of 64 and 80 pixels, so that a 128-pixel tile spans images; 36 and 100 output channels,
+    so that tiles hold rows past the channels; against the reference."""
+    x_dt, w_dt, y_dt = types
+    for (n, h, w, mg) in ((3, 8, 8, 36), (2, 8, 10, 100)):
+        args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, "distinct")
+        cg = args[0].shape[1]
+        x, wt = random_ints(rng, x_dt, (n, cg, h, w)), random_ints(rng, w_dt, (mg, cg, 3, 3))
+        args = (x, args[1], args[2], wt, np.resize(args[4], mg), random_ints(rng, w_dt, (mg,)),
+                np.resize(args[6], mg)) + args[7:]
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1)
+        with fast_device.variants(tuning={"conv.coopmat.splitk": False}):     # the kernel's own epilogue
+            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
+            assert op.kernels[-1].variant == "conv.coopmat" and C(op.kernels[-1])["PACKED_OUT"] == 2
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
+        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs))

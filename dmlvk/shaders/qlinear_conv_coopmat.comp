@@ -48,6 +48,7 @@ layout(local_size_x_id = 0) in;   // 256
 layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
 layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
+layout(std430, binding = 3) writeonly buffer Y16 { uvec4 y_vec4[]; };  // PACKED_OUT = 2
 
 const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes and 16 of padding
 #ifdef ROW_TILES
@@ -307,10 +308,51 @@ void main() {
         }
     }
     uint M = p.out_sizes.y;
+    float yzp = float(int(params[1]));
     [[unroll]] for (uint i = 0; i < WM; ++i) {
+#ifndef COOPMAT_EMULATED
+        // A fragment past the group's channels stores nothing (its subgroup skips it whole; the
+        // emulation's barriers are the workgroup's, so there every subgroup goes through).
+        if (mrow0 + i * 16 >= p.mg) break;
+#endif
         uint ml = mt * BM + wm * WM * 16 + i * 16 + r;
         uint m = g * p.mg + min(ml, p.mg - 1);
+        // the channel's numbers, read once (stores to the output could alias them for the compiler)
         int corr = int(w_words[m]), cw = int(w_words[M + m]);
+        int bias = int(params[2 + 2 * M + m]);
+        float mult = uintBitsToFloat(params[2 + m]);
+        if (PACKED_OUT == 2) {
+            // The two fragments' bytes as a 16 x 32-byte tile in the subgroup's stage (row r: its
+            // channel's 32 pixels, 8 words), then lane (r, half) stores 16 of them at once.
+            uint words[4];
+            [[unroll]] for (uint j = 0; j < 2; ++j) {
+                coopMatStore(acc[i][j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
+                SUBGROUP_MEMORY_BARRIER_SHARED();
+                SUBGROUP_BARRIER();
+                int v[8];
+                [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = stage[sbase + r * 16 + c8 + e] + corr + cw * colsum[j][e];
+                SUBGROUP_BARRIER();
+                [[unroll]] for (uint h = 0; h < 2; ++h) {
+                    uint word = 0;
+                    [[unroll]] for (uint e = 0; e < 4; ++e)
+                        word |= requantize_biased(v[4 * h + e] + bias, mult, yzp) << (8 * e);
+                    words[j * 2 + h] = word;
+                }
+            }
+            [[unroll]] for (uint j = 0; j < 2; ++j)
+                [[unroll]] for (uint h = 0; h < 2; ++h) stage[sbase + r * 8 + j * 4 + c8 / 4 + h] = int(words[j * 2 + h]);
+            SUBGROUP_MEMORY_BARRIER_SHARED();
+            SUBGROUP_BARRIER();
+            uint half16 = lane % 2, at = sbase + r * 8 + half16 * 4;
+            uvec4 q = uvec4(stage[at], stage[at + 1], stage[at + 2], stage[at + 3]);
+            SUBGROUP_BARRIER();
+            uint px = pt * BN + wn * 32 + half16 * 16;      // OH * OW, and so P, multiples of 16
+            if (ml < p.mg && px < P) {
+                uint n = px / ohw;
+                y_vec4[(n * p.out_strides.x + m * p.out_strides.y + (px - n * ohw)) >> 4] = q;
+            }
+            continue;
+        }
         [[unroll]] for (uint j = 0; j < 2; ++j) {
             coopMatStore(acc[i][j], stage, sbase, 16, gl_CooperativeMatrixLayoutRowMajor);
             SUBGROUP_MEMORY_BARRIER_SHARED();
@@ -333,9 +375,11 @@ void main() {
                         uint px = px0 + 4 * h;
                         if (px >= P || 4 * h >= row_left) break;
                         uint word = 0;
-                        [[unroll]] for (uint e = 0; e < 4; ++e) word |= requantize(m, v[4 * h + e]) << (8 * e);
-                        uint n = px / ohw, rr = px % ohw;
-                        y_words[output_offset(n, m, rr / p.out_sizes.w, rr % p.out_sizes.w) >> 2] = word;
+                        [[unroll]] for (uint e = 0; e < 4; ++e)
+                            word |= requantize_biased(v[4 * h + e] + bias, mult, yzp) << (8 * e);
+                        // packed NCHW: the pixel's place in its image is its offset in the plane
+                        uint n = px / ohw;
+                        y_words[(n * p.out_strides.x + m * p.out_strides.y + (px - n * ohw)) >> 2] = word;
                     }
                 } else {
                     [[unroll]] for (uint e = 0; e < 8; ++e) {

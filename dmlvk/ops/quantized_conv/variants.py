@@ -66,7 +66,7 @@ _VARIANTS = [
                       "CPUs", lambda d, ow, least, on_cpu, by_default: by_default and ow >= least and not on_cpu),
             measured="slower than the packed path, so chosen only where forced: the ESPCN layers at 540x960 took "
                      "421 us (3x3 64->32) and 160 us (3x3 32->4) against the packed path's 151 + 41 and 89 + 16 "
-                     "(tools/model_probe.py)",
+                     "(tools/model_probe.py, before the packed kernel's 16-byte stores: 134 + 42 and 76 + 16 since)",
             measured_on=H200),
     Variant("conv.coopmat.pack_input", "qconv_pack_input", _PACKED + ("QUAD",),
             "the input repacked for the cooperative-matrix kernel (padded, 32 channels a block)",
@@ -192,7 +192,7 @@ def _plan(d, sel: Selection) -> tuple:
     if geo is None:
         return cpu if cpu is not None else ([_portable(d, sel)], ())
     spec, push = _spec_push(d)
-    spec.update(WM_SPEC=geo["wm"], PACKED_OUT=int(_packed_output(d)), SPLIT=geo["split"])
+    spec.update(WM_SPEC=geo["wm"], PACKED_OUT=_packed_output(d), SPLIT=geo["split"])
     tiles = geo["tiles"]
     split = geo["split"] > 1
     quad = (as_4d(d.tensors()[INPUT].effective_strides, 0)[3] == 1
@@ -286,10 +286,10 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
         return None
     # whole-word stores need a row's pixels to come in fours
     return _gathering_plan(d, sel, "conv.coopmat.rows", "ROW_TILES", n * oh * -(-ow // 128),
-                           _packed_output(d) and ow % 4 == 0)
+                           min(_packed_output(d), 1) if ow % 4 == 0 else 0)
 
 
-def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: bool) -> tuple:
+def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int) -> tuple:
     """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
     filter packed as usual (qconv_pack_filter.comp), then the kernel built with `define`, one
     workgroup per 128-pixel tile and BM output channels."""
@@ -301,7 +301,7 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
     kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64        # Wp's rows: CP bytes a tap
     wp_bytes = ((2 * m + 3) & ~3) * 4 + d.group_count * mp * kp
     spec, push = _spec_push(d)
-    spec.update(WM_SPEC=wm, PACKED_OUT=int(packed_out), SPLIT=1)
+    spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
     emulated = (("COOPMAT_EMULATED", 1),) if sel.capabilities.emulated_cooperative_matrix else ()
     kernels = [
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
@@ -410,9 +410,12 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
                   push=push, count=tiles * 256, slots=slots, local_size=256)
 
 
-def _packed_output(d) -> bool:
-    """Whether the output is packed NCHW with OH * OW a multiple of 4 (whole-word stores)."""
+def _packed_output(d) -> int:
+    """PACKED_OUT (dmlvk/shaders/qconv_packed.glsl): 1 where the output is packed NCHW with OH * OW a
+    multiple of 4 (whole-word stores), 2 where OH * OW is a multiple of 16 too (16-byte stores by
+    the cooperative-matrix kernels; 1 elsewhere), else 0."""
     n, m, oh, ow = as_4d(d.output_grid(), 1)
     sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
-    return ((oh * ow) % 4 == 0 and sw == 1 and (oh == 1 or sh == ow) and sm == oh * ow
-            and (n == 1 or sn == m * oh * ow))
+    packed = ((oh * ow) % 4 == 0 and sw == 1 and (oh == 1 or sh == ow) and sm == oh * ow
+              and (n == 1 or sn == m * oh * ow))
+    return 0 if not packed else 2 if (oh * ow) % 16 == 0 else 1
