@@ -13,7 +13,6 @@ from typing import List, Optional
 
 import numpy as np
 
-from dmlvk.ops.quantized_conv.layout import PUSH as CONV_PUSH
 from dmlvk.ops.quantized_conv.variants import TABLE as CONV_TABLE
 from dmlvk.runtime.commands import time as time_dispatches
 from dmlvk.runtime.kernel import Kernel
@@ -66,10 +65,10 @@ def dispatch_ops(kernel: Kernel) -> int:
     """2 per multiply-add where the kernel is a convolution's main kernel, else 0."""
     if not CONV_TABLE.owns(kernel.variant):
         return 0
-    p = CONV_PUSH.unpack(kernel.push)
+    variant = CONV_TABLE[kernel.variant]
+    p, c = variant.push_values(kernel), variant.constants(kernel)
     n, m, oh, ow = p["out_sizes"]
-    kh, kw = kernel.spec[0], kernel.spec[1]         # KH, KW: every convolution kernel's first two
-    return 2 * n * m * oh * ow * p["cg"] * kh * kw
+    return 2 * n * m * oh * ow * p["cg"] * c["KH"] * c["KW"]
 
 
 def measure_layers(timer, dispatches, bandwidth: float, peak: Optional[float]) -> List[dict]:

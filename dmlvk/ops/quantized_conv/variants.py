@@ -293,13 +293,7 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
     """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
     filter packed as usual (qconv_pack_filter.comp), then the kernel built with `define`, one
     workgroup per 128-pixel tile and BM output channels."""
-    m, cg, kh, kw = d.conv_params()["filter"]
-    mg = m // d.group_count
-    wm = 2 if mg <= 64 else 4
-    bm = 32 * wm
-    mp = -(-mg // bm) * bm
-    kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64        # Wp's rows: CP bytes a tap
-    wp_bytes = ((2 * m + 3) & ~3) * 4 + d.group_count * mp * kp
+    wm, bm, mp, wp_bytes = _packed_filter(d)
     spec, push = _spec_push(d)
     spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
     emulated = (("COOPMAT_EMULATED", 1),) if sel.capabilities.emulated_cooperative_matrix else ()
@@ -310,6 +304,19 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
                slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
                defines=(("WM_FIXED", wm),) + emulated + ((define, 1),))]
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
+
+
+def _packed_filter(d) -> tuple:
+    """(WM, BM, MP, bytes) of the packed filter Wp (dmlvk/shaders/qconv_packed.glsl): fragments of 16
+    channels a subgroup row, tile rows, the group's channels rounded up to BM, and its size with the
+    correction header (rows of KH x KW x CP bytes rounded up to 64)."""
+    m, cg, kh, kw = d.conv_params()["filter"]
+    mg = m // d.group_count
+    wm = 2 if mg <= 64 else 4
+    bm = 32 * wm
+    mp = -(-mg // bm) * bm
+    kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64
+    return wm, bm, mp, ((2 * m + 3) & ~3) * 4 + d.group_count * mp * kp
 
 
 def _packed_geometry(d, sel: Selection) -> Optional[dict]:
@@ -328,11 +335,8 @@ def _packed_geometry(d, sel: Selection) -> Optional[dict]:
     cp = -(-cg // 32) * 32
     hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
     kp = -(-kh * kw * cp // 64) * 64
-    wm = 2 if mg <= 64 else 4
-    bm = 32 * wm
-    mp = -(-mg // bm) * bm
+    wm, bm, mp, wp_bytes = _packed_filter(d)
     xp_bytes = n * hp * wp * groups * cp
-    wp_bytes = ((2 * m + 3) & ~3) * 4 + groups * mp * kp
     if max(xp_bytes, wp_bytes) > sel["COOPMAT_MAX_PACKED_BYTES"]:
         return None
     pixels = n * oh * ow
