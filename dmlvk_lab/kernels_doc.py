@@ -26,7 +26,9 @@ def render() -> str:
            "`Device.create_operator(desc, force=NAME)` runs one by name, `tuning={NUMBER: value}` "
            "changes a number, `tuning={NAME: False}` leaves a variant out; `DMLVK_VARIANT=NAME` forces "
            "one for every operator that has it. Steps are kernels that run as part of another "
-           "variant's plan.", ""]
+           "variant's plan. Every kernel also keeps the device's maxComputeWorkGroupInvocations and "
+           "maxPushConstantsSize, and its variant's \"correct within\" limits: a routine takes another "
+           "way where they fail, and a forced variant raises a ValueError naming the one it breaks.", ""]
     for table in TABLES:
         out += [f"## {table.operator}", "", "| variant | shader | what it does | needs | wins where |",
                 "|---|---|---|---|---|"]
@@ -44,6 +46,8 @@ def render() -> str:
                 out.append(f"- compiled as: {'; '.join(builds)}")
             if v.requires:
                 out.append(f"- requires: {', '.join(v.requires)}")
+            for need in v.needs:
+                out.append(f"- correct within: {_cell(need.text)}")
             if v.wins:
                 out.append(f"- wins where: {_cell(v.wins.text)}")
             if v.tuning:

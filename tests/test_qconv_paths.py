@@ -934,3 +934,30 @@ def test_fast_path_sixteen_byte_stores(fast_device, rng, types):
             assert op.kernels[-1].variant == "conv.coopmat" and C(op.kernels[-1])["PACKED_OUT"] == 2
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
         assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs))
+
+
+@pytest.mark.parametrize("w_dt", [U8, I8], ids=lambda t: t.name.lower())
+def test_filter_packing_header_at_any_subgroup_size(device, rng, w_dt):
+    # qconv_pack_filter on its own: each output channel's correction header (spec 4.3's integer
+    # identity, see the shader) sums the row's taps through one partial sum per subgroup. A row of
+    # 864 taps is 216 words: 54 subgroups of 4 invocations (SwiftShader, lavapipe at 128-bit
+    # vectors), which once overflowed a 32-entry array.
+    m, cg, kh, kw = 8, 96, 3, 3
+    desc = conv_desc(1, cg, 6, 6, m, kh, kw, w_dt=w_dt)
+    kernels, scratch = desc.plan(coopmat_caps())
+    pack = kernels[1]
+    assert pack.shader == "qconv_pack_filter"
+    w = random_ints(rng, w_dt.numpy_dtype, (m, cg, kh, kw))
+    x_zp, w_zp = 37, random_ints(rng, w_dt.numpy_dtype, (m,))
+    params = np.zeros(2 + 4 * m + 16, np.int32)
+    params[0], params[2 + m:2 + 2 * m] = x_zp, w_zp
+    out = device.upload(np.full(scratch[1], 0x5A, np.uint8))
+    inputs = (device.upload(np.zeros(16, np.uint8)), device.upload(w.view(np.uint8).ravel()),
+              device.upload(params.view(np.uint8)))
+    Program(device, [(pack, inputs + (out,))]).run()
+    header = out.numpy(np.int32, (scratch[1] // 4,))[:2 * m]
+    ws = w.astype(np.int64) - (0 if w_dt == I8 else 128)          # the shader's signed taps
+    cx, cw = 128 - x_zp, (0 if w_dt == I8 else 128) - w_zp.astype(np.int64)
+    expected = cx * ws.reshape(m, -1).sum(axis=1) + cg * kh * kw * cx * cw
+    assert np.array_equal(header[:m], expected.astype(np.int32)), (header[:m], expected)
+    assert np.array_equal(header[m:], cw.astype(np.int32))

@@ -162,7 +162,9 @@ def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
     upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
     ones = upload(np.float32([1.0]))                 # the scales the layout requires, unused
     filter_ones = upload(np.ones(w.shape[0] if per_channel else 1, np.float32))
-    bindings = (ones, upload(xzp), dev.upload(np.ascontiguousarray(w)), filter_ones, upload(wzp), None, ones, None)
+    # the filter too is padded: a tensor's TotalTensorSizeInBytes rounds up to 4 bytes (a 3 x 1 x 1 x 2
+    # filter of 6 bytes needs a binding of 8)
+    bindings = (ones, upload(xzp), upload(w), filter_ones, upload(wzp), None, ones, None)
     return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(np.int32), op, bindings)
 
 

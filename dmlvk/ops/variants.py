@@ -10,7 +10,13 @@ name: Device.create_operator's force, Device.variants() for every operator it cr
 DMLVK_VARIANT environment variable) and tuning overrides ({number's name: value};
 {variant's name: False} leaves that variant out). A forced variant skips
 the "where it measured faster" tests but never a layout or device requirement: where it cannot run,
-the choice fails with a ValueError naming it."""
+the choice fails with a ValueError naming it.
+
+What makes a kernel correct, not merely fast, is checked for chosen and forced kernels alike
+(Selection.usable): its variant's required features (Capabilities.offers), the device's limits
+every kernel must keep (workgroup invocations, push-constant bytes) and its variant's own Needs
+(element size, subgroup size, shared memory). A routine that builds a kernel a need rules out
+takes another way; a forced variant that cannot keep them raises a ValueError naming the need."""
 from __future__ import annotations
 
 import dataclasses
@@ -31,6 +37,26 @@ class Rule:
     text: str
     test: Callable[..., bool]
 
+
+@dataclass(frozen=True)
+class Need:
+    """A limit a variant is correct within (not where it is fast): text names it (docs/kernels.md
+    prints it, a forced variant's error quotes it); test(constants, kernel, capabilities) says
+    whether a built kernel keeps it on the device, constants being the kernel's specialization
+    constants by name."""
+    text: str
+    test: Callable[..., bool]
+
+
+def whole_subgroups(local_size: int, caps: Capabilities) -> bool:
+    """Whether workgroups of local_size invocations are whole subgroups of every size the device may
+    run the kernel at (sizes are powers of two: the largest decides)."""
+    size = max(caps.subgroup_size, caps.max_subgroup_size)
+    return size > 0 and local_size % size == 0
+
+
+WHOLE_SUBGROUPS = Need("workgroups of whole subgroups (the local size a multiple of the device's largest subgroup size)",
+                       lambda c, k, caps: whole_subgroups(k.local_size, caps))
 
 _VECTOR_ALIGN = {1: 1, 2: 2, 3: 4, 4: 4}      # a push member's alignment in words, by its width
 
@@ -86,6 +112,7 @@ class Variant:
     step_of: str = ""              # a kernel that runs as part of another variant's plan (packing, reduction)
     push: Optional[PushBlock] = None   # its shader's push block (declared once per shader)
     wins: Optional[Rule] = None    # where it measured faster (None: wherever the layout lets it run)
+    needs: tuple = ()              # Needs: the limits it is correct within, beyond the device's own
 
     def constants(self, kernel: Kernel) -> dict:
         """{name: value} of a kernel's specialization constants (this variant's names)."""
@@ -175,13 +202,21 @@ class Selection:
             raise ValueError(f"{table.operator} has no tuning number {', '.join(sorted(unknown))}; its numbers: "
                              f"{', '.join(table.tuning)} (and its variants' names, False to leave one out)")
         if force is not None:
-            missing = [f for f in table[force].requires if capabilities is None or not capabilities.has(f)]
+            missing = [f for f in table[force].requires if capabilities is None or not capabilities.offers(f)]
             if missing:
                 raise ValueError(f"{table.operator} variant {force} needs {', '.join(missing)}, which the "
                                  f"device does not offer")
         self.table, self.capabilities, self.force = table, capabilities, force
         self.off = {name for name in table.variants if tuning.pop(name, True) is False}
-        self._tuning = {**table.tuning, **tuning}
+        most = capabilities.max_workgroup_invocations if capabilities is not None else 0
+        for name, value in tuning.items():
+            if name.endswith("_LOCAL") and most and value > most:
+                raise ValueError(f"{table.operator}: tuning {name}={value} is more invocations than the device's "
+                                 f"workgroups may have (maxComputeWorkGroupInvocations {most})")
+        # the table's workgroup sizes, within the device's limit where it is lower
+        local = {name: min(value, most) for name, value in table.tuning.items()
+                 if name.endswith("_LOCAL") and most and value > most}
+        self._tuning = {**table.tuning, **local, **tuning}
 
     def __getitem__(self, number: str):
         return self._tuning[number]
@@ -197,16 +232,59 @@ class Selection:
             return self.force == name
         return measured_faster and name not in self.off
 
+    def workgroup(self, invocations: int) -> int:
+        """A kernel's fixed workgroup size, within the device's maxComputeWorkGroupInvocations (for
+        kernels correct at any size)."""
+        most = self.capabilities.max_workgroup_invocations if self.capabilities is not None else 0
+        return min(invocations, most) if most else invocations
+
+    def unmet(self, kernel: Kernel) -> Optional[str]:
+        """The first requirement the kernel does not keep on this device, in words, or None: its
+        variant's features, the device's workgroup and push-constant limits, its variant's Needs."""
+        caps = self.capabilities
+        variant = self.table[kernel.variant]
+        if caps is None:
+            return f"{', '.join(variant.requires)}, which no device was given to offer" if variant.requires else None
+        missing = [f for f in variant.requires if not caps.offers(f)]
+        if missing:
+            return f"{', '.join(missing)}, which the device does not offer"
+        if not caps.fits_workgroup(kernel.local_size):
+            return (f"workgroups of {kernel.local_size} invocations (the device's maxComputeWorkGroupInvocations is "
+                    f"{caps.max_workgroup_invocations})")
+        push_bytes = 4 * (len(kernel.push) + 2)
+        if caps.max_push_constants and push_bytes > caps.max_push_constants:
+            return f"{push_bytes} bytes of push constants (the device's maxPushConstantsSize is {caps.max_push_constants})"
+        constants = variant.constants(kernel)
+        return next((need.text for need in variant.needs if not need.test(constants, kernel, caps)), None)
+
+    def usable(self, kernel: Optional[Kernel]) -> bool:
+        """Whether a kernel a routine built keeps every requirement (unmet) on this device. Where a
+        forced variant's kernel does not, a ValueError names the requirement: forcing never runs a
+        kernel outside the limits it is correct within."""
+        if kernel is None:
+            return False
+        why = self.unmet(kernel)
+        if why is not None and self.force is not None:
+            raise ValueError(f"{self.table.operator} variant {self.force} cannot run on this device: "
+                             + (f"it needs {why}" if kernel.variant == self.force else f"its {kernel.variant} needs {why}"))
+        return why is None
+
     def where_wins(self, name: str, desc, *facts) -> bool:
         """prefer(name) where variant name's rule (its row's `wins`) holds for the description."""
         rule = self.table[name].wins
         return self.prefer(name, rule is None or rule.test(desc, *facts))
 
-    def chosen(self, kernel: Optional[Kernel], what: str) -> Optional[Kernel]:
-        """The kernel, checked against a forced variant."""
+    def chosen(self, kernel: Optional[Kernel], what: str, steps: Sequence[Kernel] = ()) -> Optional[Kernel]:
+        """The kernel, checked against a forced variant, and it and the steps of its plan against
+        what they need of the device (usable): a kernel that cannot run there is an error, forced
+        or not (the routines take another way where they can)."""
         if self.force is not None and (kernel is None or kernel.variant != self.force):
             raise ValueError(f"{self.table.operator} variant {self.force} cannot run {what}"
                              + (f" (it takes {kernel.variant})" if kernel is not None else ""))
+        for k in (kernel, *steps):
+            if k is not None and not self.usable(k):
+                raise ValueError(f"{self.table.operator}: no kernel can run {what} on this device: "
+                                 f"{k.variant} needs {self.unmet(k)}")
         return kernel
 
 

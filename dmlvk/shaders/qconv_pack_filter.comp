@@ -17,7 +17,9 @@ layout(local_size_x_id = 0) in;   // 256
 #include "qconv_common.glsl"
 #include "qconv_packed.glsl"
 
-shared int partial[32];
+// One partial sum per subgroup: as many as invocations at most, whatever the subgroup size (a
+// device with subgroups of 4 has 64 of them in a workgroup of 256).
+shared int partial[gl_WorkGroupSize.x];
 
 void main() {
     uint t = gl_LocalInvocationID.x;

@@ -23,6 +23,8 @@ def select(desc, sel: Selection) -> Kernel:
     for names, routine in _ROUTINES:
         if k is None and sel.may(*names):
             k = routine(desc, sel)
+            if k is not None and not sel.usable(k):     # past the device's limits: the next routine
+                k = None
     return sel.chosen(k, "this description")
 
 
@@ -202,7 +204,7 @@ def _nhwc_kernel(d, sel: Selection) -> Optional[Kernel]:
     # the rule is also where its invocation order was built for: a forced input_order runs nowhere else
     in_order = not blocks and TABLE["nhwc.input_order"].wins.test(d) and sel.prefer("nhwc.input_order", True)
     name = "nhwc.blocks" if blocks else "nhwc.input_order" if in_order else "nhwc.direct"
-    return _nhwc_launch(d, name, vec, int(blocks), 0, total, in_order=in_order)
+    return _nhwc_launch(d, name, vec, int(blocks), 0, total, local_size=sel.workgroup(256), in_order=in_order)
 
 
 def _nhwc_launch(d, name: str, vec: int, blocks: int, seg: int, count: int, tile: Optional[_Tile] = None,
@@ -350,7 +352,7 @@ def _row_segments(d, sel, ist, ost, packed_w) -> Optional[Kernel]:
     if any(st * eb % 16 for st in (ist[0], ist[2], ist[3], ost[0], ost[2])):
         return None
     n, _, h, w = d.input_tensor.sizes
-    return _nhwc_launch(d, "nhwc.segments", 16, 1, cs, n * h * w)
+    return _nhwc_launch(d, "nhwc.segments", 16, 1, cs, n * h * w, local_size=sel.workgroup(256))
 
 
 def _element_kernel(d, sel: Selection) -> Optional[Kernel]:

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ...enums import DepthSpaceOrder
 from ...runtime.capabilities import SUBGROUP_SHUFFLE
-from ..variants import PushBlock, Rule, Table, Variant
+from ..variants import WHOLE_SUBGROUPS, Need, PushBlock, Rule, Table, Variant
 
 H200 = "NVIDIA H200, driver 580.159.04"
 _COMMON = ("ELEM_BYTES", "BLOCK", "D2S", "ORDER")
@@ -30,6 +30,15 @@ PUSH = {
 
 
 # Where the channel-last variants win (their rows' rules; the evidence is each row's `measured`).
+
+# The limits some variants are correct within (their rows' `needs`; forcing checks them too).
+_SUBWORD = Need("1- or 2-byte elements (a word holds 4 / element bytes of them)",
+                lambda c, k, caps: c.get("EB", c.get("ELEM_BYTES")) in (1, 2))
+_PAIRS = Need("subgroups of 2 invocations or more (lanes t and t ^ subgroup/2 exchange halves)",
+              lambda c, k, caps: caps.subgroup_size >= 2 and (caps.min_subgroup_size or caps.subgroup_size) >= 2)
+_SUBGROUP_STAGING = Need("with SUBGROUP_STAGED, workgroups of whole subgroups (each subgroup stages its own chunks)",
+                         lambda c, k, caps: not c["SUBGROUP_STAGED"] or WHOLE_SUBGROUPS.test(c, k, caps))
+
 
 def _tiles_win(d, packed_w: bool, vec: Optional[int]) -> bool:
     """nhwc.tiled's rule (its row: `wins`; the evidence: its `measured`)."""
@@ -93,6 +102,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
         "B = 4: 32-byte chunks of 8-byte pieces moved whole by one invocation, their 16-byte halves "
         "exchanged within lane pairs by subgroup shuffles",
         requires=(SUBGROUP_SHUFFLE,), builds=((("PAIRED", 1),),), tuning=dict(ROWS_PAIRED_LOCAL=128),
+        needs=(_PAIRS, WHOLE_SUBGROUPS),
         measured="every element size, operator and order: 93.8-96.5 % of the best copy at 64 MiB and 95.9-97.5 % "
                  "at 1 GiB, against 91.3-95.8 and 91.6-94.7 % with 4-byte pieces; 2 or 4 chunks an invocation "
                  "lost 1-4 points, workgroups of 256 about a point",
@@ -103,6 +113,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
         "(depth-to-space always; space-to-depth of 4- and 8-byte elements from a large packed input)",
         tuning=dict(ROWS_STAGED_LOCAL=64, ROWS_SUBGROUP_STAGED=True, ROWS_FLAT=True, ROWS_STAGED_S2D=True,
                     ROWS_STAGED_S2D_ABOVE=64 << 20),
+        needs=(_SUBGROUP_STAGING,),
         measured="subgroup staging 0-1.2 points faster than the workgroup's (B = 3, uint8 89.5 % of copy against "
                  "89.0 %); workgroups of 64: 93.8-96.5 % against 93.2-95.8 % with 128, 88.4-91.9 % with 256; "
                  "FLAT 16-byte runs 0-1.4 points faster (1 GiB 97.0-97.7 %); staged space-to-depth loads at 1 GiB "
@@ -124,6 +135,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
         "channel-last 1- and 2-byte elements: a depth-side pixel an invocation, rearranged in registers and "
         "stored through its subgroup's slice of shared memory",
         tuning=dict(LANES_MAX_PIXEL_BYTES=160, LANES_LOCAL=128, **_TILES),
+        needs=(_SUBWORD, WHOLE_SUBGROUPS),
         wins=Rule("1-byte elements: space-to-depth with B = 3, or B = 4 in COLUMN_ROW_DEPTH order; depth-to-space "
                   "with B = 3 in COLUMN_ROW_DEPTH order, or B = 2 in DEPTH_COLUMN_ROW order with runs of 16 bytes "
                   "or more. 2-byte elements: COLUMN_ROW_DEPTH space-to-depth with B = 3",
@@ -145,6 +157,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
         "channel-last COLUMN_ROW_DEPTH of 1- and 2-byte elements with abutting space-side pixels, through "
         "shared-memory tiles of space-side rows (move_staged)",
         tuning=dict(STAGED_TILE_BYTES=2048, STAGED_LOCAL=64, STAGED_FILL=1, STAGED_ROTATE=True, **_TILES),
+        needs=(_SUBWORD,),
         wins=Rule("1-byte elements but odd-B depth-to-space; 2-byte elements with B = 2, or depth-to-space "
                   "with B = 4",
                   _staged_wins),

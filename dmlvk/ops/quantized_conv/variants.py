@@ -11,7 +11,7 @@ from typing import Optional
 
 from ...enums import DataType
 from ...runtime.kernel import Kernel
-from ..variants import Rule, Selection, Table, Variant
+from ..variants import Need, Rule, Selection, Table, Variant
 from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, PUSH, WP, XP, as_4d
 
 H200 = "NVIDIA H200, driver 580.159.04"
@@ -24,13 +24,28 @@ _COOPMAT_BUILDS = tuple(((("WM_FIXED", wm),) + emulated) for wm in (2, 4) for em
 _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _COOPMAT_BUILDS)
 _ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _COOPMAT_BUILDS)
 
+def coopmat_shared_bytes(constants: dict, defines) -> int:
+    """Shared memory of a qlinear_conv_coopmat.comp kernel: its epilogue's 8 KiB stage, and the row
+    tiles Xt (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles
+    (32 x WM channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row)."""
+    if ("ROW_TILES", 1) in tuple(defines):
+        return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
+    return 8192 + (32 * constants["WM_SPEC"] + 128) * 5 * 16
+
+
+_COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (23,552 bytes with 64-channel tiles, 28,672 with "
+                       "128; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
+                       lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
+_DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
+                         lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
+
 _GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
 _VARIANTS = [
     Variant("conv.coopmat", "qlinear_conv_coopmat", _PACKED,
             "int8 tensor units: the packed input and filter multiplied as 16 x 16 x 32 subgroup matrices, "
             "32 x WM output channels by 128 pixels a workgroup",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=_COOPMAT_BUILDS,
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_COOPMAT_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(COOPMAT_MIN_CHANNELS=4, COOPMAT_MIN_INPUT_CHANNELS=8, COOPMAT_MAX_PACKED_BYTES=1 << 31,
                         PACK_INPUT_QUADS_FROM=16384),
             measured="0.7-1.0x cuBLAS int8 on the benchmark's ResNet layers (batch 32); the input packing loads "
@@ -40,7 +55,7 @@ _VARIANTS = [
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
             "cannot fill the GPU, then a reduction",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=(),
+            requires=("cooperativeMatrix", "shaderInt8"), builds=(), needs=(_COOPMAT_SHARED,),
             tuning=dict(SPLITK_TARGET=128, SPLITK_BELOW=66, SPLITK_MAX_PARTIAL_BYTES=256 << 20),
             wins=Rule("fewer than SPLITK_BELOW output tiles", lambda d, tiles, below: tiles < below),
             measured="fewer than SPLITK_BELOW output tiles: K split so that about SPLITK_TARGET workgroups run",
@@ -49,7 +64,7 @@ _VARIANTS = [
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel): the "
             "cooperative-matrix kernel with one 32-deep K chunk, each workgroup gathering its pixels' taps "
             "straight from the input (no packed input) and its channels' taps from the packed filter",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=_NARROW_BUILDS,
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_NARROW_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(NARROW_MIN_CHANNELS=16, NARROW_BY_DEFAULT=False),
             wins=Rule("NARROW_BY_DEFAULT, NARROW_MIN_CHANNELS output channels a group or more, on devices other "
                       "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
@@ -60,7 +75,7 @@ _VARIANTS = [
             "stride and dilation 1: the cooperative-matrix kernel over tiles of 128 pixels of one output row, "
             "each 32-channel chunk of the KH input rows they cover loaded once into shared memory (any input "
             "strides) and read at each tap's offset; no packed input",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=_ROW_TILE_BUILDS,
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_ROW_TILE_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(ROW_TILES_MIN_WIDTH=64, ROW_TILES_MAX_SHARED=32768, ROW_TILES_BY_DEFAULT=False),
             wins=Rule("ROW_TILES_BY_DEFAULT, output rows ROW_TILES_MIN_WIDTH wide or more, on devices other than "
                       "CPUs", lambda d, ow, least, on_cpu, by_default: by_default and ow >= least and not on_cpu),
@@ -97,7 +112,7 @@ _VARIANTS = [
             measured_on=LAVAPIPE),
     Variant("conv.depthwise.tile", "qlinear_conv_depthwise", _C + (None, "PACKED_OUT", "TILE", "WORD_ROWS"),
             "depthwise layers: 16 x 64 output tiles whose input window and taps fit a shared-memory tile",
-            tuning=dict(DEPTHWISE_TILE=(16, 64), DEPTHWISE_TILE_MAX=6144)),
+            tuning=dict(DEPTHWISE_TILE=(16, 64), DEPTHWISE_TILE_MAX=6144), needs=(_DEPTHWISE_SHARED,)),
     Variant("conv.cpu", "qlinear_conv_cpu", _C,
             "CPU devices (lavapipe): CPU_PIXELS output pixels x 16 channels an invocation, a 16-byte filter "
             "vector and one input byte for 64 multiply-adds",
@@ -127,7 +142,7 @@ def plan(desc, sel: Selection) -> tuple:
         kernels, scratch = [_portable(desc, sel, ("integer.direct", "integer.gemm"), dict(INT32_OUT=1))], ()
     else:
         kernels, scratch = _plan(desc, sel)
-    sel.chosen(next(k for k in kernels if not TABLE[k.variant].step_of), "this convolution")
+    sel.chosen(next(k for k in kernels if not TABLE[k.variant].step_of), "this convolution", kernels)
     return kernels, scratch
 
 
@@ -162,8 +177,9 @@ def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=None)
         # dmlvk/shaders/qlinear_conv_gemm.comp: 64 x 64 tiles of (output channel, pixel) per group
         pixels = out4[0] * out4[2] * out4[3]
         groups = d.group_count * -(-mg // 64) * -(-pixels // 64)
-        return TABLE[names[1]].kernel(spec=spec, push=push, count=groups * 256,
-                      slots=slots, local_size=256)
+        gemm = TABLE[names[1]].kernel(spec=spec, push=push, count=groups * 256, slots=slots, local_size=256)
+        if sel.usable(gemm):            # workgroups of 256: else the direct kernel's 64
+            return gemm
     tiles = -(-mg // 4)
     return TABLE[names[0]].kernel(
         spec=spec, push=push, count=out4[0] * d.group_count * tiles * out4[2] * out4[3],
@@ -179,14 +195,14 @@ def _plan(d, sel: Selection) -> tuple:
     if d.off_formula():
         return [_portable(d, sel)], ()
     narrow = _narrow_plan(d, sel) if sel.may("conv.coopmat.narrow") else None
-    if narrow is not None:
+    if narrow is not None and all(sel.usable(k) for k in narrow[0]):
         return narrow
     depthwise = _depthwise_kernel(d, sel) if sel.may(*_DEPTHWISE) else None
     cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
-    if depthwise is not None and cpu is None:
+    if depthwise is not None and cpu is None and sel.usable(depthwise):
         return [depthwise], ()
     rows = _row_tiles_plan(d, sel) if sel.may("conv.coopmat.rows") else None
-    if rows is not None:
+    if rows is not None and all(sel.usable(k) for k in rows[0]):
         return rows
     geo = _packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk") else None
     if geo is None:
@@ -212,6 +228,9 @@ def _plan(d, sel: Selection) -> tuple:
         kernels.append(TABLE["conv.coopmat.splitk.reduce"].kernel(spec=spec, push=push,
                               count=m * -(-geo["pixels"] // 4), slots=(PART, WP, PARAMS, OUTPUT),
                               local_size=128))
+    if not all(sel.usable(k) for k in kernels):         # past the device's limits: as without the path
+        return cpu if cpu is not None else ([_portable(d, sel)], ())
+    if split:
         return kernels, (geo["xp_bytes"], geo["wp_bytes"], geo["part_bytes"])
     return kernels, (geo["xp_bytes"], geo["wp_bytes"])
 
@@ -246,7 +265,7 @@ def _coopmat_device(caps) -> bool:
     subgroup matrices and subgroups of 32 invocations (emulated ones are, whatever the device's
     size)."""
     return not (caps is None or (16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32")
-                or not caps.int8_arithmetic
+                or not caps.offers("shaderInt8")
                 or not caps.emulated_cooperative_matrix and (
                     caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
                     or caps.max_subgroup_size not in (0, 32)))
@@ -281,6 +300,7 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
     if (not _coopmat_device(caps) or d.wide_taps() or tuple(geo["strides"]) != (1, 1)
             or tuple(geo["dilations"]) != (1, 1) or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]
             or mg < sel["COOPMAT_MIN_CHANNELS"] or kh * (128 + kw - 1) * 32 + 8192 > sel["ROW_TILES_MAX_SHARED"]
+            or not caps.fits_shared(kh * (128 + kw - 1) * 32 + 8192)
             or not sel.where_wins("conv.coopmat.rows", d, ow, sel["ROW_TILES_MIN_WIDTH"], caps.cpu_kernels,
                                   sel["ROW_TILES_BY_DEFAULT"])):
         return None
@@ -293,7 +313,7 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
     """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
     filter packed as usual (qconv_pack_filter.comp), then the kernel built with `define`, one
     workgroup per 128-pixel tile and BM output channels."""
-    wm, bm, mp, wp_bytes = _packed_filter(d)
+    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities)
     spec, push = _spec_push(d)
     spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
     emulated = (("COOPMAT_EMULATED", 1),) if sel.capabilities.emulated_cooperative_matrix else ()
@@ -306,13 +326,16 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
 
 
-def _packed_filter(d) -> tuple:
+def _packed_filter(d, caps) -> tuple:
     """(WM, BM, MP, bytes) of the packed filter Wp (dmlvk/shaders/qconv_packed.glsl): fragments of 16
     channels a subgroup row, tile rows, the group's channels rounded up to BM, and its size with the
-    correction header (rows of KH x KW x CP bytes rounded up to 64)."""
+    correction header (rows of KH x KW x CP bytes rounded up to 64). WM is 4 from 65 channels a
+    group, but 2 where the matrices are emulated: an emulated fragment is 8 ints of each
+    invocation, and with 4 of them (and the multiply-add unrolled) SwiftShader's compiler stopped
+    the process ("Local variable exceeds stack size limit")."""
     m, cg, kh, kw = d.conv_params()["filter"]
     mg = m // d.group_count
-    wm = 2 if mg <= 64 else 4
+    wm = 2 if mg <= 64 or (caps is not None and caps.emulated_cooperative_matrix) else 4
     bm = 32 * wm
     mp = -(-mg // bm) * bm
     kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64
@@ -335,7 +358,7 @@ def _packed_geometry(d, sel: Selection) -> Optional[dict]:
     cp = -(-cg // 32) * 32
     hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
     kp = -(-kh * kw * cp // 64) * 64
-    wm, bm, mp, wp_bytes = _packed_filter(d)
+    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities)
     xp_bytes = n * hp * wp * groups * cp
     if max(xp_bytes, wp_bytes) > sel["COOPMAT_MAX_PACKED_BYTES"]:
         return None
