@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# The test suite: installs what is missing (ci/setup.sh, ci/directml.sh), then runs pytest. Without a choice of
-# driver in VK_DRIVER_FILES it tests on lavapipe, Mesa's CPU Vulkan driver.
+# The test suite: installs what is missing (ci/setup.sh, ci/directml.sh), then runs pytest on every
+# Vulkan implementation at hand, one after the other:
+#   1. lavapipe (Mesa's CPU driver; subgroups of 8 on AVX2 machines): the whole suite;
+#   2. SwiftShader (Chromium's CPU driver, from Debian's chromium; subgroups of 4, 256 invocations a
+#      workgroup, no 8/16-bit storage or int8 arithmetic): the whole suite;
+#   3. lavapipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128: subgroups of 4): the tests that
+#      force and check every kernel variant (the subgroup-size matrix; 16 needs AVX-512, below).
+# With a driver chosen in VK_DRIVER_FILES only that one runs (once). Arguments go to every pytest run.
+# DMLVK_TEST_DEVICES narrows the legs: a comma-separated list of lavapipe, swiftshader, lavapipe128
+# (and lavapipe512, which runs where the CPU has AVX-512).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/ci/setup.sh"
@@ -9,7 +17,37 @@ if [ -z "${DMLVK_NO_DIRECTML:-}" ] && ! bash "$root/ci/directml.sh" "$DMLVK_PY" 
   if [ "${CI:-}" = true ]; then echo "test: the DirectML oracle could not be set up" >&2; exit 1; fi
   echo "test: the DirectML oracle could not be set up; its tests will skip" >&2
 fi
-lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$lvp" ]; then export VK_DRIVER_FILES=$lvp; fi
 cd "$root"
-exec "$DMLVK_PY" -m pytest -q -p no:cacheprovider "$@"
+if [ -n "${VK_DRIVER_FILES:-}" ]; then
+  exec "$DMLVK_PY" -m pytest -q -p no:cacheprovider "$@"
+fi
+
+lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+swiftshader=$(bash "$root/ci/swiftshader.sh")
+legs=${DMLVK_TEST_DEVICES:-lavapipe,swiftshader,lavapipe128,lavapipe512}
+# the tests that force every variant and check each path's kernels (the subgroup-size legs)
+variant_tests=(tests/test_forced_variants.py tests/test_qconv_paths.py tests/test_depth_space.py)
+status=0
+run() {   # run NAME ICD [env...] -- pytest arguments
+  local name=$1 icd=$2; shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "test: $name ($(date -u +%H:%M:%S))" >&2
+  env VK_DRIVER_FILES="$icd" "${envs[@]}" "$DMLVK_PY" -m pytest -q -p no:cacheprovider "$@" || status=1
+}
+for leg in ${legs//,/ }; do
+  case $leg in
+    lavapipe) run lavapipe "$lvp" -- "$@" ;;
+    swiftshader) run SwiftShader "$swiftshader" -- "$@" ;;
+    lavapipe128) run "lavapipe, 128-bit vectors" "$lvp" LP_NATIVE_VECTOR_WIDTH=128 -- -m "not directml" "${variant_tests[@]}" "$@" ;;
+    lavapipe512)
+      if grep -q avx512f /proc/cpuinfo; then
+        run "lavapipe, 512-bit vectors" "$lvp" LP_NATIVE_VECTOR_WIDTH=512 -- -m "not directml" "${variant_tests[@]}" "$@"
+      else
+        echo "test: lavapipe with 512-bit vectors (subgroups of 16) not run: this CPU has no AVX-512" >&2
+      fi ;;
+    *) echo "test: unknown leg $leg in DMLVK_TEST_DEVICES" >&2; exit 2 ;;
+  esac
+done
+exit $status

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The test suite (ci/test.sh) once more under the Khronos validation layer with synchronization
-# validation, enabled for this run only through the standard loader variables. Fails on any
-# message the layer prints (it logs to stdout, so pytest runs with -s) as well as on a failing test.
+# validation, enabled for this run only through the standard loader variables, on lavapipe (or the
+# driver VK_DRIVER_FILES names). Fails on any message the layer prints (it logs to stdout, so pytest
+# runs with -s) as well as on a failing test.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/share/vulkan/icd.d/lvp_icd.x86_64.json}
 export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
 export VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 status=0

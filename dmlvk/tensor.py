@@ -228,6 +228,13 @@ class TensorChecker:
             self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, less than the {need} bytes "
                       f"DMLCalcBufferTensorSize requires for Sizes {list(d.sizes)}"
                       + (f" and Strides {list(d.strides)}." if d.strides is not None else "."))
+        # The release DLL counts TotalTensorSizeInBytes in elements, in 32 bits: a total past 2^32-1
+        # elements' worth is rejected, whatever the Sizes (measured: 540 of 540 fuzzed descriptions
+        # with a total of 4 GiB or more, accepted or rejected alike with this rule).
+        bits = DataType(d.data_type).bits
+        if -(-d.total_bytes * 8 // bits) > MAX_ELEMENTS:                        # rule 6, measured
+            self.fail(f"has TotalTensorSizeInBytes {d.total_bytes}, more than 2^32-1 elements of "
+                      f"{bits // 8} bytes; DirectML counts a tensor's bytes in 32-bit elements.")
         # The release DLL takes any total from DMLCalcBufferTensorSize's (a multiple of 4) up
         # (measured); bound buffers must be whole words, so the debug rules ask it of the total too.
         if d.total_bytes % 4 and self.strict:                                   # rule 6, dmlvk's choice

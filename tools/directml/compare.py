@@ -47,22 +47,21 @@ def ranks_differ(desc) -> bool:
     return any(t is not None and t.dimension_count != rank for t in (desc.filter_tensor, desc.output_tensor))
 
 
-def four_gib(desc) -> bool:
-    """A TotalTensorSizeInBytes (given, or computed from huge strides) of 2^32 or more: DirectML
-    accepts some such descriptions and rejects others by a rule not yet found; dmlvk applies its
-    documented rules to them (an open divergence, README)."""
-    return any(t is not None and t.total_bytes >= 2**32 for t in oracle.operator_tensors(desc))
-
-
 def wide_taps(desc) -> bool:
     """Input positions o * stride + k * dilation past 2^31 (strides or dilations near 2^32): DirectML's
     shaders compute them in 32 bits and wrap; dmlvk computes them exactly (such taps are padding)."""
     return is_qlc(desc) and desc.wide_taps()
 
 
-OPEN = "TotalTensorSizeInBytes of 2^32 or more (open)"
-DIVERGENCES = {OPEN: four_gib,
-               "DimensionCount below the spatial rank": short_dimension_count,
+def block_square_wraps(desc) -> bool:
+    """A depth/space BlockSize whose square passes 2^32 (2^31 + 1: its 32-bit square is 1): DirectML
+    computes BlockSize^2 and the output sizes in 32 bits, accepts the description where the wrapped
+    numbers fit, and writes garbage; dmlvk computes them exactly and rejects it."""
+    return not is_qlc(desc) and isinstance(getattr(desc, "block_size", None), int) and desc.block_size ** 2 >= 2**32
+
+
+DIVERGENCES = {"DimensionCount below the spatial rank": short_dimension_count,
+               "BlockSize squared past 32 bits": block_square_wraps,
                "Filter or Output rank unlike Input's": ranks_differ}
 CRASHED = "DirectML crashed, dmlvk rejects"
 
@@ -78,9 +77,9 @@ def dmlvk_verdict(desc, level: FeatureLevel = LEVEL) -> Optional[str]:
 
 def divergence(desc, mine: Optional[str], theirs: bool) -> Optional[str]:
     """The named divergence that explains dmlvk's verdict `mine` against DirectML's `theirs`, if any
-    (the kept ones only where dmlvk rejects what DirectML accepts; the open one either way)."""
+    (the kept ones only where dmlvk rejects what DirectML accepts)."""
     for name, applies in DIVERGENCES.items():
-        if applies(desc) and (mine is not None and theirs or name == OPEN):
+        if applies(desc) and mine is not None and theirs:
             return name
     return None
 

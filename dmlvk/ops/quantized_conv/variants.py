@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ...enums import DataType
+from ...runtime.capabilities import CPU_KERNELS
 from ...runtime.kernel import Kernel
 from ..variants import Need, Rule, Selection, Table, Variant
 from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, PUSH, WP, XP, as_4d
@@ -116,7 +117,7 @@ _VARIANTS = [
     Variant("conv.cpu", "qlinear_conv_cpu", _C,
             "CPU devices (lavapipe): CPU_PIXELS output pixels x 16 channels an invocation, a 16-byte filter "
             "vector and one input byte for 64 multiply-adds",
-            tuning=dict(CPU_MIN_CHANNELS=8, CPU_PIXELS=4, CPU_LOCAL=64), measured_on=LAVAPIPE),
+            requires=(CPU_KERNELS,), tuning=dict(CPU_MIN_CHANNELS=8, CPU_PIXELS=4, CPU_LOCAL=64), measured_on=LAVAPIPE),
     Variant("conv.cpu.pack_filter", "qconv_pack_filter_cpu", _C, "the filter packed per 16-channel tile",
             step_of="conv.cpu"),
     Variant("conv.gemm", "qlinear_conv_gemm", _C,
