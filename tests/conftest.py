@@ -24,3 +24,32 @@ def portable_device():
 def rng(request):
     # Seeded from the test id, so every failure reproduces.
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+
+# ---- the kernel variants the run exercised (printed at the end: per implementation in CI) ---------
+
+_EXERCISED = set()
+
+
+def pytest_configure(config):
+    from dmlvk.runtime.device import Device
+    record = Device.algorithms
+
+    def algorithms(self, kernel, tensors):
+        _EXERCISED.add(kernel.variant or kernel.shader)
+        return record(self, kernel, tensors)
+    Device.algorithms = algorithms
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _EXERCISED:
+        return
+    from dmlvk.ops import depth_space, quantized_conv
+    names = [v.name for t in (depth_space.TABLE, quantized_conv.TABLE) for v in t]
+    try:
+        where = dmlvk.devices()[0].name
+    except Exception:       # no device: nothing ran
+        where = "no device"
+    missing = [n for n in names if n not in _EXERCISED]
+    terminalreporter.write_line(f"kernel variants run on {where}: {len(names) - len(missing)} of {len(names)}"
+                                + (f"; not run: {', '.join(missing)}" if missing else ""))

@@ -21,7 +21,7 @@ import numpy as np
 from ..enums import DataType, FeatureLevel
 from ..errors import DeviceLimitError, UnsupportedError, ValidationError
 from .capabilities import Capabilities, device_capabilities
-from .compiler import can_specialize, compile_shader, specialize
+from .compiler import UNSPECIALIZED_SHADERS, can_specialize, compile_shader, specialize
 from .datatypes import supported_data_types
 from .kompute import kp
 from .memory import HeapAccount, OutOfDeviceMemory
@@ -326,7 +326,7 @@ class Device:
         """kp.Algorithms (one per dispatch of the plan) with their push constants."""
         spirv = compile_shader(kernel.shader, kernel.defines)
         spec = np.array((kernel.local_size,) + tuple(kernel.spec), dtype=np.uint32)
-        if self.host_specialization:
+        if self.host_specialization and kernel.shader not in UNSPECIALIZED_SHADERS:
             spirv = specialize(spirv, tuple(int(v) for v in spec))
         out = []
         with self.lock:

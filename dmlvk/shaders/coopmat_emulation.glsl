@@ -11,8 +11,15 @@
 // Loads are lazy: an A or B matrix records where it was loaded from, and the multiply-add reads
 // the shared array then (the kernel does not write it between the two). An invocation holds 8
 // elements of each C matrix: row lane / 2, columns (lane % 2) * 8 .. + 7. The multiply-add's
-// loops are unrolled: Mesa 22.3's lavapipe ends an invocation's loops after 65,535 iterations in
-// all (Capabilities.loop_iteration_limit), which a loop per product reached from 2,048 taps on.
+// loops are unrolled (Mesa 22.3's lavapipe ends an invocation's loops after 65,535 iterations in
+// all, Capabilities.loop_iteration_limit, which a loop per product reached from 2,048 taps on), or
+// with COOPMAT_EMU_ROLLED, for devices without that limit, kept as loops (SwiftShader compiled the
+// unrolled kernel in about 20 s, the rolled one in 1-2 s).
+#ifdef COOPMAT_EMU_ROLLED
+#define EMU_UNROLL [[dont_unroll]]
+#else
+#define EMU_UNROLL [[unroll]]
+#endif
 
 struct EmuAB { uint off; uint stride; int fill; bool filled; };
 struct EmuC { int v[8]; };
@@ -41,10 +48,10 @@ int emu_int8(uvec4 v, uint k) {
 
 EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
     uint row = SUBGROUP_LANE / 2u, col0 = (SUBGROUP_LANE % 2u) * 8u;
-    [[unroll]] for (uint e = 0u; e < 8u; ++e) {
+    EMU_UNROLL for (uint e = 0u; e < 8u; ++e) {
         int s = c.v[e];
         uint col = col0 + e;
-        [[unroll]] for (uint k = 0u; k < 32u; ++k) {
+        EMU_UNROLL for (uint k = 0u; k < 32u; ++k) {
             int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
             s += av * emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
         }

@@ -36,6 +36,8 @@ _SUBWORD = Need("1- or 2-byte elements (a word holds 4 / element bytes of them)"
                 lambda c, k, caps: c.get("EB", c.get("ELEM_BYTES")) in (1, 2))
 _PAIRS = Need("subgroups of 2 invocations or more (lanes t and t ^ subgroup/2 exchange halves)",
               lambda c, k, caps: caps.subgroup_size >= 2 and (caps.min_subgroup_size or caps.subgroup_size) >= 2)
+_NARROW_STORAGE = Need("8-bit storage (storageBuffer8BitAccess) for 1-byte elements, 16-bit storage for 2-byte ones",
+                       lambda c, k, caps: caps.storage_8bit if c["ELEM_BYTES"] == 1 else caps.storage_16bit)
 _SUBGROUP_STAGING = Need("with SUBGROUP_STAGED, workgroups of whole subgroups (each subgroup stages its own chunks)",
                          lambda c, k, caps: not c["SUBGROUP_STAGED"] or WHOLE_SUBGROUPS.test(c, k, caps))
 
@@ -231,6 +233,6 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
             "any layout, 1- and 2-byte elements: atomics on words (the portable fallback)"),
     Variant("element.narrow_stores", "depth_space", _ELEMENT,
             "any layout, 1- and 2-byte elements: 8- or 16-bit stores, where the device has 8/16-bit storage",
-            builds=((("SMALL_STORE_BITS", 8),), (("SMALL_STORE_BITS", 16),))),
+            builds=((("SMALL_STORE_BITS", 8),), (("SMALL_STORE_BITS", 16),)), needs=(_NARROW_STORAGE,)),
 ], push=PUSH)
 ELEMENT_MODES = ("element.words", "element.word_stores", "element.atomic", "element.narrow_stores")
