@@ -961,3 +961,20 @@ def test_filter_packing_header_at_any_subgroup_size(device, rng, w_dt):
     expected = cx * ws.reshape(m, -1).sum(axis=1) + cg * kh * kw * cx * cw
     assert np.array_equal(header[:m], expected.astype(np.int32)), (header[:m], expected)
     assert np.array_equal(header[m:], cw.astype(np.int32))
+
+
+def test_emulated_matrices_take_64_channel_tiles_and_the_loop_form_the_device_allows():
+    # An emulated fragment is 8 ints of each invocation: with 128-channel tiles (WM 4) SwiftShader's
+    # compiler stopped the process ("Local variable exceeds stack size limit"), so the emulation
+    # takes 64-channel tiles whatever the channels; its multiply-add loops are unrolled only where
+    # the device has a loop-iteration limit (lavapipe before Mesa 25), which rolled loops would reach.
+    wide = conv_desc(1, 32, 6, 6, 150, 3, 3)
+    assert C(wide.plan(coopmat_caps())[0][-1])["WM_SPEC"] == 4
+    emulated = Capabilities(features=frozenset(), subgroup_size=4).with_emulated_cooperative_matrix()
+    kernels = wide.plan(emulated)[0]
+    coopmat = next(k for k in kernels if k.shader == "qlinear_conv_coopmat")
+    assert C(coopmat)["WM_SPEC"] == 2 and ("WM_FIXED", 2) in coopmat.defines
+    assert ("COOPMAT_EMU_ROLLED", 1) in coopmat.defines
+    limited = dataclasses.replace(emulated, loop_iteration_limit=65535)
+    coopmat = next(k for k in wide.plan(limited)[0] if k.shader == "qlinear_conv_coopmat")
+    assert ("COOPMAT_EMULATED", 1) in coopmat.defines and ("COOPMAT_EMU_ROLLED", 1) not in coopmat.defines
