@@ -12,9 +12,9 @@ identity (path, size, modification time). Cached blobs are checked (whole words,
 number) before use; a bad one is compiled again. An unwritable cache directory only means no
 caching. Compilation has a timeout.
 
-Host specialization (specialize()): for devices that run a kernel's every branch, the SPIR-V with
+Host specialization (specialize()): for drivers that run a kernel's every branch, the SPIR-V with
 its specialization constants folded in and the dead code removed by spirv-opt, cached the same way
-(see Device.host_specialization)."""
+(see Device.host_specialization and capabilities.runs_dead_branches)."""
 from __future__ import annotations
 
 import hashlib

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..enums import DataType, FeatureLevel
 from ..errors import DeviceLimitError, UnsupportedError, ValidationError
-from .capabilities import Capabilities, device_capabilities
+from .capabilities import Capabilities, device_capabilities, runs_dead_branches
 from .compiler import UNSPECIALIZED_SHADERS, can_specialize, compile_shader, specialize
 from .datatypes import supported_data_types
 from .kompute import kp
@@ -102,12 +102,11 @@ class Device:
         self.manager = kp.Manager(self.index)
         self.capabilities: Capabilities = device_capabilities(
             self.info, self.manager.enabled_features(), _version(self.manager.api_version()))
-        # CPU devices compile shaders with their own JIT, which may not fold specialization constants:
-        # SwiftShader ran every branch of the depth/space rows kernel, 10x slower than with the
-        # constants folded into the SPIR-V first (spirv-opt; lavapipe measured the same either
-        # way). DMLVK_HOST_SPECIALIZATION=0 turns it off, =1 on for any device.
+        # Kernels' SPIR-V with the specialization constants folded in (spirv-opt) where the driver
+        # runs the branches they rule out (runs_dead_branches); DMLVK_HOST_SPECIALIZATION=0 turns
+        # it off, =1 on for any device.
         choice = os.environ.get("DMLVK_HOST_SPECIALIZATION", "")
-        self.host_specialization = (choice == "1" or (choice != "0" and self.info.device_type == "CPU")) \
+        self.host_specialization = (choice == "1" or (choice != "0" and runs_dead_branches(self.info))) \
             and can_specialize()
         # Overridable in tests to exercise dispatch tiling without huge tensors.
         self.max_workgroup_count = tuple(self.info.max_compute_work_group_count)
