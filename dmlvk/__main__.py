@@ -17,7 +17,8 @@ def cmd_devices(args) -> int:
         print(f"   driver: {d.driver_name}, {d.driver_info}; Vulkan {d.api_version}")
         print(f"   maxStorageBufferRange {d.max_storage_buffer_range} B, maxPushConstantsSize "
               f"{d.max_push_constants_size} B, shared memory {d.max_compute_shared_memory_size} B, "
-              f"subgroup {d.subgroup_size}, maxComputeWorkGroupCount {d.max_compute_work_group_count}")
+              f"subgroup {d.subgroup_size}, maxComputeWorkGroupCount {d.max_compute_work_group_count}, "
+              f"maxComputeWorkGroupInvocations {d.max_compute_work_group_invocations}")
         print(f"   DirectML feature level: {dmlvk.FeatureLevel.FL_6_4.dml_name} (highest emulated)")
         theirs = "all" if d.typed_uav_load_additional_formats else "all but FLOAT16, UINT16, INT16"
         print(f"   tensor data types: all; DirectML through vkd3d reports {theirs} "
