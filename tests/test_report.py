@@ -60,7 +60,10 @@ def test_report_contents(report):
         assert d["ran"] and "## 7. DirectML itself" in md and "## 8. DirectML itself" in md
         assert "DirectML.Debug.dll" in md and oracle.LABEL in md
         assert all(r["agrees"] is not False or r["divergence"] for r in d["rules"])
-        assert sum(r["agrees"] is True for r in d["rules"]) >= len(d["rules"]) - 3
+        # the rest: the divergences dmlvk keeps against DirectML, and the one rule its structures cannot carry
+        from dmlvk_lab.conformance import DIVERGES
+        assert all(r["agrees"] is True or r["basis"] == DIVERGES or r["agrees"] is None for r in d["rules"])
+        assert sum(r["agrees"] is None for r in d["rules"]) == 1
         assert d["fuzzed"]["unexplained"] == 0
         assert sum(r["equal"] + r["named"] for r in d["executions"]) == sum(r["cases"] for r in d["executions"]) > 0
         assert s["directml"].startswith(f"{sum(r['agrees'] is True for r in d['rules'])}/")
