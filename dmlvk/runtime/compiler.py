@@ -152,12 +152,9 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
     key = hashlib.sha256(b"\0".join([source, includes, repr(defines).encode(), identity.encode(),
                                      TARGET_ENV.encode()])).hexdigest()
     cached = cache_dir() / f"{name}-{key[:32]}.spv"
-    try:
-        blob = cached.read_bytes()
-        if _valid(blob):
-            return blob
-    except OSError:
-        pass
+    blob = _cached(cached)
+    if blob is not None:
+        return blob
     spirv = _compile(name, src_path, defines)
     _store(cached, spirv)
     return spirv
@@ -207,12 +204,9 @@ def specialize(spirv: bytes, values: tuple) -> bytes:
         return spirv
     key = hashlib.sha256(b"\0".join([spirv, repr(tuple(values)).encode(), opt[1].encode()])).hexdigest()
     cached = cache_dir() / f"specialized-{key[:32]}.spv"
-    try:
-        blob = cached.read_bytes()
-        if _valid(blob):
-            return blob
-    except OSError:
-        pass
+    blob = _cached(cached)
+    if blob is not None:
+        return blob
     with tempfile.TemporaryDirectory(prefix="dmlvk-spec-") as tmp:
         src, out = Path(tmp) / "in.spv", Path(tmp) / "out.spv"
         src.write_bytes(spirv)
@@ -227,6 +221,15 @@ def specialize(spirv: bytes, values: tuple) -> bytes:
         blob = out.read_bytes()
     _store(cached, blob)
     return blob
+
+
+def _cached(path: Path) -> Optional[bytes]:
+    """A cache entry's SPIR-V, or None where it is missing, unreadable or damaged (compiled again)."""
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    return blob if _valid(blob) else None
 
 
 def _store(path: Path, blob: bytes) -> None:
