@@ -202,10 +202,12 @@ def specialize(spirv: bytes, values: tuple) -> bytes:
     opt = _spirv_opt()
     if opt is None:
         return spirv
+    # cached on disk in a development tree only: an installed package writes nothing (this function's
+    # memory keeps them for the process)
     key = hashlib.sha256(b"\0".join([spirv, repr(tuple(values)).encode(), opt[1].encode()])).hexdigest()
-    cached = cache_dir() / f"specialized-{key[:32]}.spv"
-    blob = _cached(cached)
-    if blob is not None:
+    cached = None if _manifest() else cache_dir() / f"specialized-{key[:32]}.spv"
+    blob = cached and _cached(cached)
+    if blob:
         return blob
     with tempfile.TemporaryDirectory(prefix="dmlvk-spec-") as tmp:
         src, out = Path(tmp) / "in.spv", Path(tmp) / "out.spv"
@@ -219,7 +221,8 @@ def specialize(spirv: bytes, values: tuple) -> bytes:
         if proc.returncode != 0 or not out.exists() or not _valid(out.read_bytes()):
             return spirv
         blob = out.read_bytes()
-    _store(cached, blob)
+    if cached is not None:
+        _store(cached, blob)
     return blob
 
 
