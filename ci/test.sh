@@ -19,7 +19,7 @@ if [ -z "${DMLVK_NO_DIRECTML:-}" ] && ! bash "$root/ci/directml.sh" "$DMLVK_PY" 
 fi
 cd "$root"
 if [ -n "${VK_DRIVER_FILES:-}" ]; then
-  exec "$DMLVK_PY" -m pytest -q -p no:cacheprovider "$@"
+  exec "$DMLVK_PY" -m pytest -q -rs -p no:cacheprovider "$@"
 fi
 
 lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
@@ -34,7 +34,7 @@ run() {   # run NAME ICD [env...] -- pytest arguments
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   echo "test: $name ($(date -u +%H:%M:%S))" >&2
-  env VK_DRIVER_FILES="$icd" "${envs[@]}" "$DMLVK_PY" -m pytest -q -p no:cacheprovider "$@" || status=1
+  env VK_DRIVER_FILES="$icd" "${envs[@]}" "$DMLVK_PY" -m pytest -q -rs -p no:cacheprovider "$@" || status=1
 }
 for leg in ${legs//,/ }; do
   case $leg in
