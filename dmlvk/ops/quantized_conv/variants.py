@@ -303,7 +303,6 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
     if (not _coopmat_device(caps) or d.wide_taps() or tuple(geo["strides"]) != (1, 1)
             or tuple(geo["dilations"]) != (1, 1) or cg < sel["COOPMAT_MIN_INPUT_CHANNELS"]
             or mg < sel["COOPMAT_MIN_CHANNELS"] or kh * (128 + kw - 1) * 32 + 8192 > sel["ROW_TILES_MAX_SHARED"]
-            or not caps.fits_shared(kh * (128 + kw - 1) * 32 + 8192)
             or not sel.where_wins("conv.coopmat.rows", d, ow, sel["ROW_TILES_MIN_WIDTH"], caps.cpu_kernels,
                                   sel["ROW_TILES_BY_DEFAULT"])):
         return None
