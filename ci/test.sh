@@ -6,6 +6,8 @@
 #      workgroup, no 8/16-bit storage or int8 arithmetic): the whole suite;
 #   3. lavapipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128: subgroups of 4): the tests that
 #      force and check every kernel variant (the subgroup-size matrix; 16 needs AVX-512, below).
+# First the release files (ci/wheels.sh: the sdist, the x86_64 and aarch64 wheels) into dist/, once:
+# tests/test_package.py installs and runs them (the aarch64 one under qemu, in the lavapipe leg).
 # With a driver chosen in VK_DRIVER_FILES only that one runs (once). Arguments go to every pytest run.
 # DMLVK_TEST_DEVICES narrows the legs: a comma-separated list of lavapipe, swiftshader, lavapipe128
 # (and lavapipe512, which runs where the CPU has AVX-512).
@@ -18,6 +20,11 @@ if [ -z "${DMLVK_NO_DIRECTML:-}" ] && ! bash "$root/ci/directml.sh" "$DMLVK_PY" 
   echo "test: the DirectML oracle could not be set up; its tests will skip" >&2
 fi
 cd "$root"
+if [ -z "${DMLVK_WHEEL_DIR:-}" ]; then
+  echo "test: building the sdist and the wheels ($(date -u +%H:%M:%S))" >&2
+  bash "$root/ci/wheels.sh" "$root/dist" >&2
+  export DMLVK_WHEEL_DIR="$root/dist"
+fi
 if [ -n "${VK_DRIVER_FILES:-}" ]; then
   exec "$DMLVK_PY" -m pytest -q -rs -p no:cacheprovider "$@"
 fi
@@ -39,7 +46,7 @@ run() {   # run NAME ICD [env...] -- pytest arguments
 for leg in ${legs//,/ }; do
   case $leg in
     lavapipe) run lavapipe "$lvp" -- "$@" ;;
-    swiftshader) run SwiftShader "$swiftshader" -- "$@" ;;
+    swiftshader) run SwiftShader "$swiftshader" -- --deselect tests/test_package.py::test_aarch64_wheel_runs_under_qemu "$@" ;;
     lavapipe128) run "lavapipe, 128-bit vectors" "$lvp" LP_NATIVE_VECTOR_WIDTH=128 -- -m "not directml" "${variant_tests[@]}" "$@" ;;
     lavapipe512)
       if grep -q avx512f /proc/cpuinfo; then

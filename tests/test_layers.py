@@ -15,8 +15,7 @@ TABLES = [depth_space.TABLE, quantized_conv.TABLE]
 
 
 def import_graph(package: str) -> dict:
-    """{module: modules of the package it imports, anywhere in its code}; dmlvk._kp (the compiled
-    extension) is a leaf."""
+    """{module: modules of the package it imports, anywhere in its code}."""
     mods = {}
     for f in (ROOT / package).rglob("*.py"):
         name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
@@ -30,10 +29,10 @@ def import_graph(package: str) -> dict:
                 base = ".".join(pkg.split(".")[:len(pkg.split(".")) - node.level + 1]) if node.level else ""
                 target = ".".join(p for p in (base, node.module or "") if p)
                 subs = [f"{target}.{a.name}" for a in node.names]
-                out |= {s for s in subs if s in mods or s.endswith("._kp")} or {target}
+                out |= {s for s in subs if s in mods} or {target}
             elif isinstance(node, ast.Import):
                 out |= {a.name for a in node.names}
-        graph[name] = {m for m in out if m != name and (m in mods or m.endswith("._kp") or m.startswith("dmlvk"))}
+        graph[name] = {m for m in out if m != name and (m in mods or m.startswith("dmlvk"))}
     return graph
 
 
@@ -75,7 +74,7 @@ def test_no_import_cycles(package):
 
 
 def test_the_runtime_imports_nothing_above_it():
-    below = ("dmlvk.runtime", "dmlvk.enums", "dmlvk.errors", "dmlvk.tensor", "dmlvk._kp")
+    below = ("dmlvk.runtime", "dmlvk.enums", "dmlvk.errors", "dmlvk.tensor")
     for module, imported in import_graph("dmlvk").items():
         if module.startswith("dmlvk.runtime"):
             above = {m for m in imported if not m.startswith(below)}
@@ -148,13 +147,13 @@ def test_kernels_are_made_by_name():
 
 def test_kernels_are_data_apart_from_the_device():
     """runtime/kernel.py (Kernel, dispatch tiling) and memory.py (heap accounting) import no Kompute
-    and no Device; only
-    runtime/kompute.py loads dmlvk._kp."""
+    and no Device; only runtime/kompute.py loads the native library."""
     graph = import_graph("dmlvk")
     for module in ("dmlvk.runtime.kernel", "dmlvk.runtime.memory"):
         assert not {m for m in graph[module] if m.startswith("dmlvk")}, module
-    loaders = {module for module, imported in graph.items() if any(m.endswith("._kp") for m in imported)}
-    assert loaders == {"dmlvk.runtime.kompute"}, loaders
+    loaders = {path.relative_to(ROOT).as_posix() for path in (ROOT / "dmlvk").rglob("*.py")
+               if "libdmlvk_kompute" in path.read_text()}
+    assert loaders == {"dmlvk/runtime/kompute.py"}, loaders
 
 
 def test_the_onnx_runner_layers():
@@ -162,7 +161,7 @@ def test_the_onnx_runner_layers():
     operators come in, plan where the runtime does."""
     graph = import_graph("dmlvk")
     for module in ("dmlvk.onnx.graph", "dmlvk.onnx.qdq", "dmlvk.onnx.rewrite"):
-        assert not {m for m in graph[module] if m.startswith(("dmlvk.ops", "dmlvk.runtime", "dmlvk._kp"))}, module
+        assert not {m for m in graph[module] if m.startswith(("dmlvk.ops", "dmlvk.runtime"))}, module
     assert not {m for m in graph["dmlvk.onnx.graph"] if m.startswith("dmlvk.onnx.") and m != "dmlvk.onnx.graph"}
     assert "dmlvk.onnx.lower" not in graph["dmlvk.onnx.rewrite"]
 

@@ -544,23 +544,40 @@ def test_type_support_query(device):
 
 
 def test_a_missing_vulkan_loader_is_named_at_the_first_device_call(monkeypatch):
-    """`import dmlvk` needs no Vulkan loader; where dmlvk._kp cannot load it, the first device call
-    says what to install (the installed wheel's no-driver case: tests/test_package.py)."""
-    import builtins
-    from dmlvk.runtime import kompute as dev_mod
-    real_import = builtins.__import__
+    """`import dmlvk` needs no Vulkan loader; where the native library cannot load it, the first
+    device call says what to install (the installed wheel's no-driver case: tests/test_package.py)."""
+    import ctypes
+    from dmlvk.runtime import kompute
+    real_cdll = ctypes.CDLL
 
-    def no_loader(name, globals=None, locals=None, fromlist=(), level=0):
-        if fromlist and "_kp" in fromlist:
-            raise ImportError("libvulkan.so.1: cannot open shared object file: No such file or directory")
-        return real_import(name, globals, locals, fromlist, level)
+    def no_loader(path, *args, **kwargs):
+        raise OSError("libvulkan.so.1: cannot open shared object file: No such file or directory")
 
-    monkeypatch.setattr(dev_mod.Kompute, "_module", None)
-    monkeypatch.setattr(builtins, "__import__", no_loader)
+    monkeypatch.setattr(kompute, "_lib", None)
+    monkeypatch.setattr(ctypes, "CDLL", no_loader)
     with pytest.raises(dmlvk.UnsupportedError, match="libvulkan1"):
-        dev_mod.kp.Manager
-    monkeypatch.setattr(builtins, "__import__", real_import)
-    assert dev_mod.kp.Manager is not None           # loads once the loader is there
+        kompute.load()
+    monkeypatch.setattr(ctypes, "CDLL", real_cdll)
+    assert kompute.load().dmlvk_kp_abi_version() == kompute.ABI_VERSION     # loads once the loader is there
+
+
+def test_native_library_errors_become_python_exceptions(device):
+    """A failing Kompute call raises with Kompute's message, and a wrong rebinding is refused
+    before it reaches the library."""
+    from dmlvk.runtime import kompute
+    a, b = device.manager.tensor(4), device.manager.tensor(4)
+    assert a.data().dtype == np.uint8 and a.data().size == 16
+    seq = device.manager.sequence()
+    with pytest.raises(RuntimeError, match="[Tt]imestamp"):
+        seq.get_timestamps()                     # a sequence made without timestamps
+    with pytest.raises(TypeError, match="not an operation"):
+        seq.record("dispatch")
+    from dmlvk.runtime.compiler import compile_shader
+    algo = device.manager.algorithm([a, b], compile_shader("copy"), (1, 1, 1), [64], [])
+    with pytest.raises(ValueError, match="binds 2 tensors, not 1"):
+        algo.set_tensors([a])
+    seq.record(kompute.OpTensorSyncDevice([a]))
+    seq.eval()
 
 
 # ---- argument checks and small contracts ---------------------------------------------------

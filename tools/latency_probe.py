@@ -10,7 +10,7 @@ import dmlvk  # noqa: E402
 from dmlvk import DataType as DT, DepthSpaceOrder as O, TensorDesc as TD  # noqa: E402
 from dmlvk.runtime.commands import Program  # noqa: E402
 from dmlvk.runtime.device import set_fence_spin_us  # noqa: E402
-from dmlvk.runtime.kompute import kp  # noqa: E402
+from dmlvk.runtime import kompute as kp  # noqa: E402
 
 
 def best_median(fn, rounds=5, calls=300):

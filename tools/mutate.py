@@ -131,14 +131,16 @@ def sites(path: Path) -> list:
 
 
 def scratch_copy() -> Path:
-    """A copy of the package (with the built extension) and its tests, outside the working tree."""
-    import importlib.util
-    kp = importlib.util.find_spec("dmlvk._kp")
-    if kp is None or not kp.origin:
-        raise SystemExit("mutate: dmlvk._kp is not built (bash ci/setup.sh)")
+    """A copy of the package (with the built native library) and its tests, outside the working tree."""
+    from dmlvk.errors import UnsupportedError
+    from dmlvk.runtime.kompute import LIBRARY, library_path
+    try:
+        native = library_path()
+    except UnsupportedError:
+        raise SystemExit("mutate: dmlvk's native library is not built (bash ci/setup.sh)") from None
     base = Path(tempfile.mkdtemp(prefix="dmlvk-mutate-"))
-    shutil.copytree(ROOT / "dmlvk", base / "dmlvk", ignore=shutil.ignore_patterns("__pycache__", "_kp*.so"))
-    shutil.copy2(kp.origin, base / "dmlvk")
+    shutil.copytree(ROOT / "dmlvk", base / "dmlvk", ignore=shutil.ignore_patterns("__pycache__", LIBRARY))
+    shutil.copy2(native, base / "dmlvk")
     for d in ("tests", "tools"):
         shutil.copytree(ROOT / d, base / d, ignore=shutil.ignore_patterns("__pycache__"))
     (base / "sitecustomize.py").write_text(SITECUSTOMIZE)

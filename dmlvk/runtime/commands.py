@@ -12,7 +12,7 @@ from typing import Callable, List, Sequence, Tuple
 import numpy as np
 
 from .device import Buffer, Device
-from .kompute import kp
+from . import kompute as kp
 from .kernel import Kernel
 
 # Vulkan access and pipeline-stage flag values.

@@ -1,4 +1,4 @@
-"""Device: one Vulkan device through Kompute (dmlvk._kp: Kompute 0.9.0 with dmlvk's patches), its
+"""Device: one Vulkan device through Kompute (runtime/kompute.py: Kompute 0.9.0 with dmlvk's patches), its
 buffers, memory accounting and submissions. dmlvk/runtime/ is the only package that uses it.
 
 Threading: a Device may be used from any number of threads. Every submission (and every transfer)
@@ -23,7 +23,7 @@ from ..errors import DeviceLimitError, UnsupportedError, ValidationError
 from .capabilities import Capabilities, device_capabilities, runs_dead_branches
 from .compiler import UNSPECIALIZED_SHADERS, can_specialize, compile_shader, specialize
 from .datatypes import supported_data_types
-from .kompute import kp
+from . import kompute as kp
 from .memory import HeapAccount, OutOfDeviceMemory
 from .kernel import VARIANT_ENV, Kernel, VariantChoice, dispatch_plan, kernel_dispatches
 from .vkinfo import PhysicalDeviceInfo, _version, physical_devices
@@ -255,8 +255,7 @@ class Device:
         with self.lock:
             held = self.heaps.reserve(4 * words, heaps, self.manager.memory_heaps())
             try:
-                t = self.manager.tensor_t(np.zeros(words, np.uint32),
-                                       kp.TensorTypes.host if host else kp.TensorTypes.device)
+                t = self.manager.tensor(words, host=host)
             except (MemoryError, RuntimeError) as e:
                 self.heaps.release(held)
                 if isinstance(e, MemoryError):
@@ -359,7 +358,7 @@ class Buffer:
         self.nbytes = nbytes
         self.host_visible = host_visible   # one host-visible buffer, no staging copy (internal use)
         self.tensor, held = device._new_tensor(nbytes, host=host_visible)
-        self.host = self.tensor.data().view(np.uint8)     # the mapped staging memory
+        self.host = self.tensor.data()     # the mapped staging memory (uint8)
         self._lock = threading.Lock()
         self.version = 0
         weakref.finalize(self, device._unreserve, held)
