@@ -4,7 +4,8 @@
 #     bash ci/gpu-suite.sh [pytest arguments]
 # It builds dmlvk there (ci/device.sh) and runs the suite in one test process per CPU core
 # (pytest-xdist; DMLVK_TEST_WORKERS to choose), each with its own Vulkan device on the first GPU,
-# sharing the compiled shaders through dmlvk's cache. The DirectML and Chromium tests skip (neither
+# sharing the compiled shaders through dmlvk's cache. DMLVK_FROM_WHEEL=1 runs it on the carried
+# x86_64 wheel instead of a build (ci/device.sh). The DirectML and Chromium tests skip (neither
 # is there), and tests/test_package.py is left out: it installs numpy and onnx into fresh
 # virtualenvs from a package index (CI runs it).
 set -euo pipefail
