@@ -43,14 +43,8 @@ if [ ! -f "$home/lvp_icd.json" ]; then
     python3.11 libvulkan1 libvulkan-dev mesa-vulkan-drivers >/dev/null
   for d in "$apt_dir"/cache/archives/*.deb; do dpkg-deb -x "$d" "$home/root"; done
   rm -rf "$apt_dir/cache/archives"
-  "${DMLVK_PY:-python3}" - "$home" <<'PY'
-import json, sys
-home = sys.argv[1]
-icd = json.load(open(home + "/root/usr/share/vulkan/icd.d/lvp_icd.aarch64.json"))
-icd["ICD"]["library_path"] = home + "/root/usr/lib/aarch64-linux-gnu/libvulkan_lvp.so"
-json.dump(icd, open(home + "/lvp_icd.json.tmp", "w"), indent=1)
-PY
-  mv "$home/lvp_icd.json.tmp" "$home/lvp_icd.json"
+  "${DMLVK_PY:-python3}" "$(dirname "${BASH_SOURCE[0]}")/relocate_icd.py" "$home/root" lvp_icd.aarch64.json \
+    usr/lib/aarch64-linux-gnu/libvulkan_lvp.so "$home/lvp_icd.json"
 fi
 
 want="numpy${numpy_version:+==$numpy_version} onnx${onnx_version:+==$onnx_version}"

@@ -46,14 +46,8 @@ if [ ! -f "$mesa/lvp_icd.json" ]; then
   (cd "$mesa/debs" && apt-get "${aptcfg[@]}" download -qq mesa-vulkan-drivers=25.0.7-2~bpo12+1 \
      libdrm2/bookworm-backports libdrm-amdgpu1/bookworm-backports >/dev/null)
   for d in "$mesa"/debs/*.deb; do dpkg-deb -x "$d" "$mesa/root"; done
-  "$py" - "$mesa" <<'PY'
-import json, sys
-mesa = sys.argv[1]
-icd = json.load(open(mesa + "/root/usr/share/vulkan/icd.d/lvp_icd.json"))
-icd["ICD"]["library_path"] = mesa + "/root/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
-json.dump(icd, open(mesa + "/lvp_icd.json.tmp", "w"), indent=1)
-PY
-  mv "$mesa/lvp_icd.json.tmp" "$mesa/lvp_icd.json"
+  "$py" "$root/ci/relocate_icd.py" "$mesa/root" lvp_icd.json usr/lib/x86_64-linux-gnu/libvulkan_lvp.so \
+    "$mesa/lvp_icd.json"
 fi
 
 # DirectML.dll from the pinned Windows wheel
