@@ -133,18 +133,22 @@ def test_metadata_a_package_index_accepts(wheels, dist):
         names = set(t.getnames())
         meta_sdist = t.extractfile(f"dmlvk-{version()}/PKG-INFO").read().decode()
     top = f"dmlvk-{version()}/"
-    for needed in ("CMakeLists.txt", "pyproject.toml", "LICENSE", "README.md", "native/kompute_capi.cpp",
+    for needed in ("CMakeLists.txt", "pyproject.toml", "LICENSE", "licenses/Kompute-LICENSE", "README.md",
+                   "native/kompute_capi.cpp",
                    "native/exports.map", "third_party/kompute/kp-0.9.0.tar.gz", "ci/zig-toolchain.cmake",
                    "dmlvk/shaders/copy.comp", "tools/build_spirv.py"):
         assert top + needed in names, needed
     assert not [n for n in names if "/build/" in n or "/.venv/" in n or n.endswith(".so")]
     for arch in ARCHS:
-        meta = zipfile.ZipFile(wheels[arch]).read(f"dmlvk-{version()}.dist-info/METADATA").decode()
+        z = zipfile.ZipFile(wheels[arch])
+        meta = z.read(f"dmlvk-{version()}.dist-info/METADATA").decode()
+        assert f"dmlvk-{version()}.dist-info/licenses/licenses/Kompute-LICENSE" in z.namelist()
         for text in (meta, meta_sdist):
             m = Parser().parsestr(text)
             assert m["Name"] == "dmlvk" and m["Version"] == version()
             assert m["Requires-Python"] == ">=3.10"
-            assert m["License-Expression"] == "Apache-2.0" or "Apache" in (m["License"] or ""), dict(m)
+            assert m["License-Expression"].startswith("Apache-2.0"), dict(m)
+            assert {"LICENSE", "licenses/Kompute-LICENSE", "licenses/README.md"} <= set(m.get_all("License-File"))
             classifiers = m.get_all("Classifier")
             assert "Operating System :: POSIX :: Linux" in classifiers
             assert {f"Programming Language :: Python :: 3.{v}" for v in range(10, 15)} <= set(classifiers)
