@@ -563,21 +563,26 @@ def test_a_missing_vulkan_loader_is_named_at_the_first_device_call(monkeypatch):
 
 def test_native_library_errors_become_python_exceptions(device):
     """A failing Kompute call raises with Kompute's message, and a wrong rebinding is refused
-    before it reaches the library."""
+    before it reaches the library; the operations a sequence records do what they say."""
     from dmlvk.runtime import kompute
-    a, b = device.manager.tensor(4), device.manager.tensor(4)
-    assert a.data().dtype == np.uint8 and a.data().size == 16
+    from dmlvk.runtime.compiler import compile_shader
+    a, b = device.manager.tensor(16), device.manager.tensor(16)
+    assert a.data().dtype == np.uint8 and a.data().size == 64
     seq = device.manager.sequence()
     with pytest.raises(RuntimeError, match="[Tt]imestamp"):
         seq.get_timestamps()                     # a sequence made without timestamps
     with pytest.raises(TypeError, match="not an operation"):
         seq.record("dispatch")
-    from dmlvk.runtime.compiler import compile_shader
-    algo = device.manager.algorithm([a, b], compile_shader("copy"), (1, 1, 1), [64], [])
+    push = [4, 64, 0]                            # copy.comp: 4 uvec4s, 64 invocations, from 0
+    algo = device.manager.algorithm([a, b], compile_shader("copy"), (1, 1, 1), [64], push)
     with pytest.raises(ValueError, match="binds 2 tensors, not 1"):
         algo.set_tensors([a])
-    seq.record(kompute.OpTensorSyncDevice([a]))
+    a.data()[:] = np.arange(64, dtype=np.uint8)
+    for op in (kompute.OpTensorSyncDevice([a]), kompute.OpPipelineBarrier(0x1000, 0x60, 0x1000, 0x800),
+               kompute.OpAlgoDispatch(algo, push), kompute.OpTensorSyncLocal([b])):
+        seq.record(op)
     seq.eval()
+    assert np.array_equal(b.data(), np.arange(64, dtype=np.uint8))
 
 
 # ---- argument checks and small contracts ---------------------------------------------------
