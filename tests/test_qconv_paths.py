@@ -978,3 +978,111 @@ def test_emulated_matrices_take_64_channel_tiles_and_the_loop_form_the_device_al
     limited = dataclasses.replace(emulated, loop_iteration_limit=65535)
     coopmat = next(k for k in wide.plan(limited)[0] if k.shader == "qlinear_conv_coopmat")
     assert ("COOPMAT_EMULATED", 1) in coopmat.defines and ("COOPMAT_EMU_ROLLED", 1) not in coopmat.defines
+
+
+@pytest.fixture(scope="module")
+def dot_device():
+    dev = dmlvk.Device()
+    if not dev.capabilities.integer_dot_product:
+        pytest.skip(f"{dev.name} offers no shaderIntegerDotProduct (conv.dot's requirement)")
+    return dev
+
+
+def dot_case(rng, x_dt, w_dt, y_dt, zp_kind):
+    """A random layer conv.dot runs: word-aligned rows (OW a multiple of 4), horizontal dilation 1,
+    1 to 40 input and output channels a group (channel blocks that end inside a group), windows up
+    to 5 x 8 (two filter words a row), strides, vertical dilations and paddings, 1 or 2 groups."""
+    while True:
+        cg, mg = int(rng.choice([1, 2, 3, 8, 32, 40])), int(rng.choice([1, 3, 4, 9, 16, 20]))
+        kh, kw = int(rng.integers(1, 6)), int(rng.integers(1, 9))
+        (sh, sw), dh = (int(rng.integers(1, 3)), int(rng.choice([1, 2, 4]))), int(rng.integers(1, 3))
+        h, w = int(rng.integers(3, 12)), int(rng.choice([8, 12, 16, 24, 40]))
+        p0, p1 = tuple(int(v) for v in rng.integers(0, (kh, kw))), tuple(int(v) for v in rng.integers(0, (kh, kw)))
+        ow = (w + p0[1] + p1[1] - kw) // sw + 1
+        if ow > 0 and ow % 4 == 0 and h + p0[0] + p1[0] >= (kh - 1) * dh + 1:
+            break
+    groups, n = int(rng.choice([1, 2])), int(rng.integers(1, 3))
+    m = mg * groups
+    x, wt = random_ints(rng, x_dt, (n, cg * groups, h, w)), random_ints(rng, w_dt, (m, cg, kh, kw))
+    zp = {"none": lambda dt, shape: np.zeros(shape, dt), "equal": lambda dt, shape: np.full(shape, random_ints(rng, dt, ()), dt),
+          "distinct": lambda dt, shape: random_ints(rng, dt, shape)}[zp_kind]
+    args = (x, np.float32(0.02), zp(x_dt, ()), wt, rng.uniform(0.001, 0.05, m).astype(np.float32), zp(w_dt, (m,)),
+            rng.integers(-5000, 5000, m).astype(np.int32), np.float32(0.7), random_ints(rng, y_dt, ()))
+    return args, dict(strides=(sh, sw), dilations=(dh, 1), start_padding=p0, end_padding=p1, group_count=groups)
+
+
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_kernel_is_exact(dot_device, rng, types):
+    """conv.dot (forced: CPU devices do not choose it) on random layers and zero points (distinct
+    filter zero points: the window sums) against the reference."""
+    x_dt, w_dt, y_dt = types
+    with dot_device.variants(force="conv.dot"):
+        for zp_kind in ("none", "equal", "distinct"):
+            args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
+            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0]
+            assert [k.variant for k in op.kernels] == ["conv.dot"], op.kernels
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
+            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+
+
+@pytest.mark.parametrize("y_dt", [np.uint8, np.int8])
+def test_dot_kernel_extremes(dot_device, y_dt):
+    """Sums far past 2^22 (255 x -128 over 288 taps: the float requantization's saturating range),
+    biases that make the int32 sum wrap (a tiny multiplier keeps the wrapped sums in range), and sums
+    near 0, at both output signednesses."""
+    x = np.full((1, 32, 6, 16), 255, np.uint8)
+    x[0, :, 2, 3] = 0
+    wt = np.full((4, 32, 3, 3), -128, np.int8)
+    wt[1, 5, 1, 1] = 7
+    full = 255 * 128 * 288
+    for bias, w_scale in ((np.array([0, 17, -9, 3], np.int32), 1.0),
+                          (np.array([full + 37, full - 50, full, full - 255 * 128], np.int32), 0.5),
+                          (np.array([2**31 - 1, -(2**31), 2**31 - 1 - full, 5], np.int32), 5e-8)):
+        args = (x, 1.0, np.uint8(0), wt, np.float32(w_scale), np.int8(0), bias, 1.0, np.dtype(y_dt).type(3))
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1)
+        with dot_device.variants(force="conv.dot"):
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
+        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), bias
+
+
+@pytest.mark.parametrize("layer", ["5x5 1->64", "3x3 32->4"])
+def test_dot_kernel_against_onnxruntime(dot_device, rng, layer):
+    """The super-resolution model's first and last layers' forms, u8 x s8 with 7-bit weights,
+    through conv.dot against onnxruntime."""
+    c, m, k = {"5x5 1->64": (1, 64, 5), "3x3 32->4": (32, 4, 3)}[layer]
+    x = random_ints(rng, np.uint8, (2, c, 19, 24))
+    wt = random_ints(rng, np.int8, (m, c, k, k), -64, 63)
+    args = (x, 0.02, np.uint8(3), wt, rng.uniform(0.001, 0.01, m).astype(np.float32), np.zeros(m, np.int8),
+            rng.integers(-500, 500, m).astype(np.int32), 0.05, np.uint8(7))
+    kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(k // 2,) * 2, end_padding=(k // 2,) * 2,
+                  group_count=1)
+    model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(np.uint8))
+    with dot_device.variants(force="conv.dot"):
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=np.uint8, device=dot_device)
+    assert np.array_equal(got, run_onnxruntime(model, feeds))
+
+
+def test_dot_kernel_choice():
+    """Where conv.dot is chosen: on a GPU with packed dot products, groups of at most DOT_FEW_CHANNELS
+    output channels over COOPMAT_MIN_INPUT_CHANNELS input channels or more (the super-resolution last
+    layer), and narrow groups of DOT_NARROW_MIN_CHANNELS output channels or more (its first layer);
+    not its middle layer, depthwise layers, CPU devices, horizontal dilations, rows that are not
+    whole words. Forced where it cannot run, it says so."""
+    gpu = dataclasses.replace(coopmat_caps(), features=coopmat_caps().features | {"shaderIntegerDotProduct"})
+    few, least = TABLE.tuning["DOT_FEW_CHANNELS"], TABLE.tuning["DOT_NARROW_MIN_CHANNELS"]
+    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps)[0]]
+    assert chosen(conv_desc(1, 32, 54, 96, 4, 3, 3, pads=(1, 1))) == ["conv.dot"]
+    assert chosen(conv_desc(1, COOPMAT_MIN_INPUT_CHANNELS, 54, 96, few, 3, 3, pads=(1, 1))) == ["conv.dot"]
+    assert chosen(conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2))) == ["conv.dot"]
+    assert chosen(conv_desc(1, 3, 54, 96, least, 3, 3, pads=(1, 1))) == ["conv.dot"]
+    assert "conv.dot" not in chosen(conv_desc(1, 64, 54, 96, 32, 3, 3, pads=(1, 1)))
+    assert "conv.dot" not in chosen(conv_desc(1, 32, 54, 96, few + 1, 3, 3, pads=(1, 1)))
+    assert chosen(conv_desc(1, 1, 54, 96, least - 1, 5, 5, pads=(2, 2))) != ["conv.dot"]
+    assert chosen(conv_desc(1, 8, 54, 96, 8, 3, 3, groups=8, pads=(1, 1))) != ["conv.dot"]     # depthwise
+    assert chosen(conv_desc(1, 32, 54, 96, 4, 3, 3, pads=(1, 1)), dataclasses.replace(gpu, device_type="CPU")) != ["conv.dot"]
+    assert chosen(conv_desc(1, 32, 54, 96, 4, 3, 3, pads=(2, 2), dil=(1, 2))) != ["conv.dot"]
+    odd = conv_desc(1, 32, 54, 95, 4, 3, 3, pads=(1, 1))                                   # OW 95
+    assert chosen(odd) != ["conv.dot"]
+    with pytest.raises(ValueError, match="conv.dot cannot run"):
+        odd.plan(gpu, force="conv.dot")
+    assert chosen(conv_desc(1, 32, 54, 96, 4, 3, 3, pads=(1, 1)), dataclasses.replace(gpu, features=coopmat_caps().features)) != ["conv.dot"]

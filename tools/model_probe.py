@@ -1,10 +1,10 @@
 """Per-dispatch GPU times of the quantized super-resolution model's device work (dmlvk.onnx), one
 frame, against the device's floors (dmlvk_lab/bench_layers.py): which layer costs what.
 
-    python tools/model_probe.py [--height 540] [--width 960] [--scale 2] [--off VARIANT ...]
+    python tools/model_probe.py [--height 540] [--width 960] [--scale 2] [--off VARIANT ...] [--tune NAME=N ...]
 
 --off leaves variants out (as Device.variants(tuning={name: False}) does), to compare a choice with
-the one before it in the same run.
+the one before it in the same run; --tune sets tuning numbers (Device.variants(tuning=...)).
 """
 import argparse
 import os
@@ -26,9 +26,11 @@ def main():
     ap.add_argument("--width", type=int, default=960)
     ap.add_argument("--scale", type=int, default=2)
     ap.add_argument("--off", nargs="*", default=[], help="variants to leave out")
+    ap.add_argument("--tune", nargs="*", default=[], help="tuning numbers, NAME=N")
     a = ap.parse_args()
+    tuning = {name: int(value) for name, value in (t.split("=", 1) for t in a.tune)}
     dev = Device()
-    with dev.variants(tuning={name: False for name in a.off}):
+    with dev.variants(tuning={**{name: False for name in a.off}, **tuning}):
         session = InferenceSession(onnx_models.quantize(onnx_models.espcn(a.scale), onnx_models.calibration_frames()),
                                    device=dev)
         x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
@@ -37,7 +39,7 @@ def main():
     timer = Timer(dev, 10, 0.3)
     bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
     rows = bench_layers.measure_layers(timer, dispatches, bandwidth, peak)
-    print(dev.name + (f", without {', '.join(a.off)}" if a.off else ""))
+    print(dev.name + (f", without {', '.join(a.off)}" if a.off else "") + (f", {' '.join(a.tune)}" if a.tune else ""))
     print("\n".join(bench_layers.markdown({"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
                                            "frames": [{"input": [1, 1, a.height, a.width], "rows": rows}]})))
 

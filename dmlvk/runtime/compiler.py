@@ -44,6 +44,7 @@ VARIANTS = (
     ("qlinear_conv_depthwise", ()),
     ("qlinear_conv_depthwise_rows", ()),
     ("qlinear_conv_depthwise_rows", (("DOT", 1),)),
+    ("qlinear_conv_dot", ()),
     ("qconv_pack_filter_cpu", ()),
     ("qlinear_conv_cpu", ()),
     ("qconv_pack_input", ()),

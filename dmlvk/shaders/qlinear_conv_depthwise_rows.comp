@@ -37,12 +37,12 @@
 #ifndef DOT
 #define DOT 0
 #endif
-#if DOT
-#extension GL_EXT_spirv_intrinsics : require
-#endif
 
 layout(local_size_x_id = 0) in;
 #include "qconv_common.glsl"
+#if DOT
+#include "qconv_dot.glsl"
+#endif
 layout(constant_id = 7) const uint SX = 1;       // horizontal stride
 layout(constant_id = 8) const uint DX = 1;       // horizontal dilation
 // The window's first column less its word-aligned start, (-start_pad) mod 4: the same for every
@@ -61,18 +61,9 @@ const float MAGIC = 12582912.0;                             // 1.5 * 2^23: bits 
 const int FAST_BIAS = 1 << 22;                              // |bias| below it: the exact float sum
 
 #if DOT
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot(int a, int b, spirv_literal int packed_4x8);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4451)
-uint udot(uint a, uint b, spirv_literal int packed_4x8);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
-int sudot(int a, int b, spirv_literal int packed_4x8);     // a's bytes signed, b's unsigned
-
 const uint KMASK = KW >= 4 ? 0x01010101u : 0x01010101u & ((1u << (8 * KW)) - 1u);   // KW bytes of 1
-// sum over 4 bytes of x (signed with X_SIGNED) times the int8 bytes of w.
-int dot_w(uint x, uint w) { return X_SIGNED != 0 ? sdot(int(x), int(w), 0) : sudot(int(w), int(x), 0); }
 // sum of x's first KW bytes.
-int dot_ones(uint x) { return X_SIGNED != 0 ? sdot(int(x), int(KMASK), 0) : int(udot(x, KMASK, 0)); }
+int dot_ones(uint x) { return dot_mask(x, KMASK); }
 #define ACC_T int
 #else
 #define ACC_T float

@@ -21,6 +21,7 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
+_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
@@ -40,6 +41,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (23,552 bytes with 64-channel tiles, 28,672 with "
                        "128; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
+_DOT_SHARED = Need("its channels' filter words (MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
+                   lambda c, k, caps: caps.fits_shared(4 * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
 _DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                          lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
 
@@ -95,6 +98,24 @@ _VARIANTS = [
             step_of="conv.coopmat"),
     Variant("conv.coopmat.splitk.reduce", "qlinear_conv_splitk", _PACKED,
             "split K's partial sums added and requantized", step_of="conv.coopmat.splitk"),
+    Variant("conv.dot", "qlinear_conv_dot", _DOT,
+            "groups with few output channels or few input channels, word-aligned rows, horizontal dilation 1: "
+            "an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot products "
+            "(four taps of a filter row each), its input rows loaded once for all of them",
+            requires=("shaderIntegerDotProduct",),
+            tuning=dict(DOT_OUTPUTS=8, DOT_CHANNELS=8, DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16,
+                        DOT_MAX_FILTER_WORDS=4096),
+            wins=Rule("at most DOT_FEW_CHANNELS output channels a group with COOPMAT_MIN_INPUT_CHANNELS input "
+                      "channels or more, or DOT_NARROW_MIN_CHANNELS output channels or more with fewer input "
+                      "channels, on devices other than CPUs",
+                      lambda d, mg, cg, few, narrow_least, least_in, on_cpu: not on_cpu and (
+                          (cg >= least_in and mg <= few) or (cg < least_in and mg >= narrow_least))),
+            needs=(_DOT_SHARED,),
+            measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
+                     "packed cooperative-matrix path's 76 + 16 (its packing); 5x5 1->64 took 60 us against "
+                     "conv.depthwise.rows' 94. 8 outputs and 8 channels an invocation measured fastest of "
+                     "4-16 outputs and 4-32 channels; the 3x3 64->32 layer took 449 us against that path's 134 + 41",
+            measured_on=H200),
     Variant("conv.depthwise.rows", "qlinear_conv_depthwise_rows", _ROWS,
             "depthwise layers and narrow groups with word-aligned rows: an invocation holds its window rows' "
             "input words in registers (32, 16, 8 or 4 outputs), walking down the rows where stride and dilation "
@@ -198,6 +219,9 @@ def _plan(d, sel: Selection) -> tuple:
     kernel except where the CPU kernel applies."""
     if d.off_formula():
         return [_portable(d, sel)], ()
+    dot = _dot_kernel(d, sel) if sel.may("conv.dot") else None
+    if dot is not None and sel.usable(dot):
+        return [dot], ()
     narrow = _narrow_plan(d, sel) if sel.may("conv.coopmat.narrow") else None
     if narrow is not None and all(sel.usable(k) for k in narrow[0]):
         return narrow
@@ -272,6 +296,46 @@ def _coopmat_device(caps) -> bool:
                 or not caps.emulated_cooperative_matrix and (
                     caps.subgroup_size != 32 or caps.min_subgroup_size not in (0, 32)
                     or caps.max_subgroup_size not in (0, 32)))
+
+
+def _word_rows(d) -> tuple:
+    """(input rows word aligned, output rows whole words): the input's columns contiguous and its other
+    strides multiples of 4 bytes; the output likewise, with OW a multiple of 4."""
+    strides_in = as_4d(d.input_tensor.effective_strides, 0)
+    strides_out = as_4d(d.output_tensor.effective_strides, 0)
+    ow = as_4d(d.output_grid(), 1)[3]
+    return (strides_in[3] == 1 and all(s % 4 == 0 for s in strides_in[:3]),
+            strides_out[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides_out[:3]))
+
+
+def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
+    """conv.dot (dmlvk/shaders/qlinear_conv_dot.comp) where it runs the description (packed dot
+    products on the device, word-aligned input and output rows, horizontal dilation 1, a workgroup's
+    filter within DOT_MAX_FILTER_WORDS words) and wins (its rule):
+    OPT = DOT_OUTPUTS outputs of a row and MB = at most DOT_CHANNELS output channels an invocation.
+    None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    sw, dw = geo["strides"][1], geo["dilations"][1]
+    opt = sel["DOT_OUTPUTS"]
+    if (caps is None or not caps.integer_dot_product or d.wide_taps() or dw != 1 or (opt * sw) % 4
+            or not all(_word_rows(d))
+            or not sel.where_wins("conv.dot", d, mg, cg, sel["DOT_FEW_CHANNELS"], sel["DOT_NARROW_MIN_CHANNELS"],
+                                  sel["COOPMAT_MIN_INPUT_CHANNELS"], caps.cpu_kernels)):
+        return None
+    per_channel = cg * kh * -(-kw // 4)
+    mb = min(mg, sel["DOT_CHANNELS"], sel["DOT_MAX_FILTER_WORDS"] // per_channel)
+    if mb == 0:
+        return None
+    mb = -(-mg // -(-mg // mb))           # the group's channels in blocks of even size
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    spec, push = _spec_push(d)
+    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb)
+    tiles = -(-(n * oh * -(-ow // opt)) // 128)
+    return TABLE["conv.dot"].kernel(spec=spec, push=push, count=d.group_count * -(-mg // mb) * tiles * 128,
+                                    slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
 
 
 def _narrow_plan(d, sel: Selection) -> Optional[tuple]:

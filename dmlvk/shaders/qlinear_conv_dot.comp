@@ -1,0 +1,168 @@
+#version 450
+// QUANTIZED_LINEAR_CONVOLUTION on packed 4 x 8-bit dot products (qconv_dot.glsl), for groups with
+// few output channels (a last layer with 4) or few input channels (a first layer with one), whose
+// input and output rows are word aligned and whose horizontal dilation is 1. Each invocation
+// computes OPT neighbouring outputs of one output row for MB output channels of its group: every
+// input row under its window is loaded once, as words, for all MB channels, and each dot product
+// multiplies four neighbouring taps of a filter row. A workgroup's MB channels share their filter,
+// staged in shared memory once: four taps of a filter row a word, as int8 bytes w - s (s = 0 for
+// int8 filters, 128 for uint8 ones, so that they always fit), 0 past KW. With c = s - wZP,
+//     sum (x - xZP)(w - wZP) = sum x (w - s) - xZP sum (w - s) + c (sum x - K xZP)
+// over the K = CG * KH * KW taps, the input zero point standing in for taps outside the input. The
+// window sums of x (one more dot product per four taps) are needed only where some channel's c is
+// not 0 (params[2 + 3M], set by the host). The biased sums are requantized as requantize_biased
+// (qconv_common.glsl) does and stored as whole words: output rows are word aligned, OW a multiple
+// of 4.
+
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in;
+#include "qconv_common.glsl"
+#include "qconv_dot.glsl"
+layout(constant_id = 7) const uint SX = 1;       // horizontal stride (8: the rows kernel's DX)
+// The window's first column less its word-aligned start, (-start_pad) mod 4: the same for every
+// invocation, since OPT * SX is a multiple of 4.
+layout(constant_id = 9) const uint SHIFT = 0;
+layout(constant_id = 10) const uint OPT = 8;     // outputs per invocation, a multiple of 4
+layout(constant_id = 12) const uint CG = 1;      // input channels per group (11: INT32_OUT, 0)
+layout(constant_id = 13) const uint MB = 4;      // output channels per invocation
+
+const uint KQ = (KW + 3) / 4;                    // words of a filter row
+const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
+const uint WIN = (OPT - 1) * SX + 4 * KQ;        // window columns: each output's 4 x KQ from its first tap
+const uint WORDS = (SHIFT + WIN + 3) / 4;        // input words of a window row
+const uint FW = MB * CG * KH * KQ;               // filter words of a workgroup's channels
+const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
+
+shared uint wsh[FW];                             // [channel][input channel][filter row][word]
+shared int corr_sh[MB];                          // the sums' start: - xZP sum (w - s) - c K xZP
+
+// A window row's bytes [o, o + 4), from its word holding byte o (lo) and the next one (hi); o is
+// static after unrolling.
+uint four_bytes(uint lo, uint hi, uint o) {
+    uint s = 8u * (o % 4u);
+    return s == 0u ? lo : (lo >> s) | (hi << (32u - s));
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;
+    uint per_row = (OW + OPT - 1) / OPT;
+    uint items = p.out_sizes.x * OH * per_row;                 // invocations of one channel block
+    uint tiles = (items + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;
+    uint blocks = (p.mg + MB - 1) / MB;                        // channel blocks of a group
+    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint tile = wg % tiles, blk = wg / tiles;
+    uint g = blk / blocks;
+    if (g >= M / p.mg) return;                                 // uniform across the workgroup
+    uint m0 = g * p.mg + (blk % blocks) * MB;                  // the block's first output channel
+    uint mcount = min(MB, (g + 1) * p.mg - m0);
+    int s = W_SIGNED != 0 ? 0 : 128;
+    int xzp = int(params[0]);
+
+    for (uint e = t; e < FW; e += gl_WorkGroupSize.x) {
+        uint kq = e % KQ, r = e / KQ;
+        uint kh = r % KH, ic = (r / KH) % CG, mb = r / (KH * CG);
+        uint word = 0;
+        if (mb < mcount) {
+            uint base = (m0 + mb) * p.w_strides.x + ic * p.w_strides.y + kh * p.w_strides.z;
+            [[unroll]] for (uint b = 0; b < 4; ++b) {
+                uint kw = 4 * kq + b;
+                if (kw < KW) word |= (uint(load_w(base + kw * p.w_strides.w) - s) & 0xFFu) << (8 * b);
+            }
+        }
+        wsh[e] = word;
+    }
+    barrier();
+    if (t < MB) {
+        int sum_w = 0;
+        for (uint e = 0; e < CG * KH * KQ; ++e) sum_w += sdot(int(wsh[t * CG * KH * KQ + e]), 0x01010101, 0);
+        int cw = s - int(params[2 + M + min(m0 + t, M - 1)]);
+        corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp;
+    }
+    barrier();
+
+    uint item = tile * gl_WorkGroupSize.x + t;
+    if (item >= items) return;
+    uint q = item % per_row, r = item / per_row;
+    uint oh = r % OH, n = r / OH;
+    uint ow0 = q * OPT;
+    int W = int(p.in_sizes.w);
+    int xa = int(ow0 * SX) - int(p.start_pad.y) - int(SHIFT);  // a multiple of 4
+    uint xa_word = uint(xa >> 2);
+    uint zp_word = (uint(xzp) & 0xFFu) * 0x01010101u;          // four bytes of the input zero point
+    bool inside[WORDS];                                        // which window words lie in the row
+    uint keep[WORDS];                                          // their bytes in the row
+    [[unroll]] for (uint w = 0; w < WORDS; ++w) {
+        int x = xa + int(4 * w);
+        inside[w] = x >= 0 && x < W;
+        int bytes = clamp(W - x, 0, 4);
+        keep[w] = !inside[w] ? 0u : bytes == 4 ? 0xFFFFFFFFu : (1u << (8 * bytes)) - 1u;
+    }
+    bool ws = params[2 + 3 * M] != 0u;
+    int acc[MB][OPT];
+    int rs[OPT];
+    [[unroll]] for (uint mb = 0; mb < MB; ++mb)
+        [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] = corr_sh[mb];
+    [[unroll]] for (uint j = 0; j < OPT; ++j) rs[j] = 0;
+    int y0 = int(oh * p.conv_stride.x) - int(p.start_pad.x);
+    for (uint ic = 0; ic < CG; ++ic) {
+        uint xbase = n * p.in_strides.x + (g * p.cg + ic) * p.in_strides.y;
+        [[unroll]] for (uint kh = 0; kh < KH; ++kh) {
+            int y = y0 + int(kh * p.dilation.x);
+            bool row_in = y >= 0 && y < int(p.in_sizes.z);
+            uint words[WORDS];
+            [[unroll]] for (uint w = 0; w < WORDS; ++w) {
+                uint raw = row_in && inside[w] ? x_words[((xbase + uint(y) * p.in_strides.z) >> 2) + xa_word + w] : 0u;
+                uint k = row_in ? keep[w] : 0u;
+                words[w] = (raw & k) | (zp_word & ~k);
+            }
+            uint xw[OPT][KQ];
+            [[unroll]] for (uint j = 0; j < OPT; ++j)
+                [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
+                    uint o = SHIFT + j * SX + 4 * kq;
+                    xw[j][kq] = four_bytes(words[o / 4], words[min(o / 4 + 1, WORDS - 1)], o);
+                }
+            if (ws) {
+                [[unroll]] for (uint j = 0; j < OPT; ++j)
+                    [[unroll]] for (uint kq = 0; kq < KQ; ++kq)
+                        rs[j] += dot_mask(xw[j][kq], kq + 1 == KQ ? LAST_MASK : 0x01010101u);
+            }
+            [[unroll]] for (uint mb = 0; mb < MB; ++mb)
+                [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
+                    uint wv = wsh[((mb * CG + ic) * KH + kh) * KQ + kq];
+                    [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xw[j][kq], wv);
+                }
+        }
+    }
+
+    // Requantized as requantize_biased does, without conversions: t = float(a) * mult + MAGIC (two
+    // roundings, as float32 does them one after the other) is MAGIC + roundEven(float(a) * mult)
+    // where that product is below 2^22 in magnitude (larger ones land beyond the saturation bounds
+    // either way); clamped to MAGIC + [LO - yZP, LO + 255 - yZP] (LO = 0, or -128 for signed
+    // outputs), its bits less 0x4B400000, plus yZP - LO, are the output byte less LO. So the four
+    // outputs' bits shifted to their bytes and summed (mod 2^32), plus that constant in every
+    // byte, are the output word (signed: its bytes' top bits flipped).
+    int yzp = int(params[1]);
+    int LO = Y_SIGNED != 0 ? -128 : 0;
+    float lo = MAGIC + float(LO - yzp), hi = lo + 255.0;
+    uint word_add = (uint(yzp - LO) - 0x4B400000u) * 0x01010101u;
+    [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+        if (mb >= mcount) break;
+        uint m = m0 + mb;
+        int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
+        float mult = uintBitsToFloat(params[2 + m]);
+        uint obase = output_offset(n, m, oh, ow0) >> 2;
+        [[unroll]] for (uint w = 0; w < OPT / 4; ++w) {
+            if (ow0 + 4 * w >= OW) break;                      // OW is a multiple of 4
+            uint word = 0;
+            [[unroll]] for (uint b = 0; b < 4; ++b) {
+                precise float v = float(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias) * mult;
+                precise float t = v + MAGIC;
+                word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
+            }
+            y_words[obase + w] = (word + word_add) ^ (Y_SIGNED != 0 ? 0x80808080u : 0u);
+        }
+    }
+}
