@@ -529,11 +529,17 @@ def test_input_packing(device, rng, case):
 @pytest.fixture(scope="session")
 def fast_device():
     """The device, with the cooperative matrices emulated (dmlvk/shaders/coopmat_emulation.glsl)
-    where it lists none (lavapipe): the cooperative-matrix path's own kernels run everywhere."""
+    where it lists none (lavapipe): the cooperative-matrix path's own kernels run everywhere. conv.dot
+    is left out (GPUs choose it for groups of few output channels), so that the cooperative-matrix
+    path runs those too."""
     dev = dmlvk.Device()
     if (16, 16, 32) not in dev.capabilities.cooperative_matrix("int8", "int8", "int32"):
         dev.capabilities = dev.capabilities.with_emulated_cooperative_matrix()
-    return dev
+    with dev.variants(tuning=NO_DOT):
+        yield dev
+
+
+NO_DOT = {"conv.dot": False}
 
 
 def uses_fast_path(op) -> bool:
@@ -572,7 +578,7 @@ ALL_TYPES = [(x, w, y) for x in (np.uint8, np.int8) for w in (np.uint8, np.int8)
 @pytest.fixture(params=["split-k", "whole-k"])
 def split_k(request, fast_device):
     """Small test cases take split-K; "whole-k" leaves it out (the fast device's operators within)."""
-    with fast_device.variants(tuning={"conv.coopmat.splitk": request.param == "split-k"}):
+    with fast_device.variants(tuning={**NO_DOT, "conv.coopmat.splitk": request.param == "split-k"}):
         yield request.param
 
 
@@ -736,7 +742,7 @@ def test_fast_path_in_a_command_list_with_a_dependent_operator(fast_device, rng,
     # The cooperative-matrix convolution's dependent dispatches (input and filter packing, the
     # multiply, split-K's sum), then a depth-to-space of its output, recorded once, run three times
     # on new inputs (the validation-layer run checks their barriers).
-    with fast_device.variants(tuning={"conv.coopmat.splitk": split == "split-k"}):
+    with fast_device.variants(tuning={**NO_DOT, "conv.coopmat.splitk": split == "split-k"}):
         command_list_with_a_dependent_operator(fast_device, rng, split)
 
 
@@ -929,7 +935,7 @@ def test_fast_path_sixteen_byte_stores(fast_device, rng, types):
         args = (x, args[1], args[2], wt, np.resize(args[4], mg), random_ints(rng, w_dt, (mg,)),
                 np.resize(args[6], mg)) + args[7:]
         kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1)
-        with fast_device.variants(tuning={"conv.coopmat.splitk": False}):     # the kernel's own epilogue
+        with fast_device.variants(tuning={**NO_DOT, "conv.coopmat.splitk": False}):     # the kernel's own epilogue
             op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
             assert op.kernels[-1].variant == "conv.coopmat" and C(op.kernels[-1])["PACKED_OUT"] == 2
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
