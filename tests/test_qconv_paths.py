@@ -70,6 +70,11 @@ def test_plan_takes_the_fast_path_only_where_it_fits():
     assert C(conv_desc(1, 16, 2, 6, 16, 1, 1).plan(caps)[0][-1])["PACKED_OUT"] == 1    # OH * OW = 12: words
     nhwc = conv_desc(1, 16, 4, 4, 16, 1, 1, out_strides=(256, 1, 64, 16))
     assert C(nhwc.plan(caps)[0][-1])["PACKED_OUT"] == 0
+    small = conv_desc(1, 16, 8, 8, TABLE.tuning["COOPMAT_SMALL_TILE_CHANNELS"], 1, 1)
+    assert C(small.plan(caps)[0][-1])["WM_SPEC"] == 1 and ("WM_FIXED", 1) in small.plan(caps)[0][-1].defines
+    assert small.plan(caps)[1][1] == ((2 * 32 + 3) & ~3) * 4 + 32 * 64               # 32-channel tiles
+    assert C(small.plan(caps, tuning={"COOPMAT_SMALL_TILE_CHANNELS": 0})[0][-1])["WM_SPEC"] == 2
+    assert C(conv_desc(1, 16, 8, 8, 33, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 2
     assert C(conv_desc(1, 16, 8, 8, 64, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 2     # 64-channel tiles
     assert C(conv_desc(1, 16, 8, 8, 65, 1, 1).plan(caps)[0][-1])["WM_SPEC"] == 4     # 128-channel tiles
 
@@ -594,6 +599,26 @@ def test_fast_path_is_exact(fast_device, portable_device, rng, types, zp_kind, s
         assert np.array_equal(got, expected), kwargs
         portable = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=portable_device)
         assert np.array_equal(portable, expected)
+
+
+@pytest.mark.parametrize("mg", [4, 17, 32])
+def test_fast_path_small_tiles_are_exact(fast_device, rng, mg, split_k):
+    """32-channel tiles (WM 1: groups of up to COOPMAT_SMALL_TILE_CHANNELS output channels), whose
+    A tile is loaded by half the workgroup's loader rows, on random layers and zero points."""
+    for zp_kind in ("none", "distinct"):
+        while True:
+            args, kwargs = fast_case(rng, np.uint8, np.int8, np.uint8, zp_kind)
+            if args[3].shape[0] // kwargs["group_count"] >= mg:
+                break
+        groups = kwargs["group_count"]
+        wt = args[3].reshape(groups, -1, *args[3].shape[1:])[:, :mg].reshape(groups * mg, *args[3].shape[1:])
+        per_m = lambda a: None if a is None else a.reshape(groups, -1)[:, :mg].reshape(-1)
+        args = (args[0], args[1], args[2], wt, per_m(args[4]), per_m(args[5]), per_m(args[6])) + args[7:]
+        op = prepare_call(*args, **kwargs, output_dtype=np.uint8, device=fast_device)[0]
+        coopmat = [k for k in op.kernels if k.shader == "qlinear_conv_coopmat"]
+        assert coopmat and ("WM_FIXED", 1) in coopmat[0].defines, op.kernels
+        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=np.uint8, device=fast_device)
+        assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(np.uint8), **kwargs)), kwargs
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.uint8, np.uint8), (np.uint8, np.int8, np.uint8),

@@ -100,7 +100,8 @@ void main() {
     uint split = wg / G;
     if (split >= SPLIT) return;                       // uniform across the workgroup
 
-    // Loader roles: operand rows lrow and lrow + 64, 16-byte quarter q of each K step.
+    // Loader roles: operand rows lrow and lrow + 64 (of A, those below BM), 16-byte quarter q of
+    // each K step.
     uint q = t % 4, lrow = t / 4;
     uint pos_stride = G * cp / 16;                    // uvec4 between neighbouring Xp positions
     uint xrow[2];
@@ -122,7 +123,7 @@ void main() {
 
     uvec4 ra[2], rb[2];
     #define LOAD_STEP(s) {                                                                      \
-        ra[0] = wp[wrow + (s) * 4 + q];                                                         \
+        ra[0] = BM >= 64 || lrow < BM ? wp[wrow + (s) * 4 + q] : uvec4(0);                      \
         ra[1] = BM > 64 ? wp[wrow + 64 * kp / 16 + (s) * 4 + q] : uvec4(0);                     \
         uint kc = (s) * 2 + q / 2;                                                              \
         uint tap = kc / chunks_per_tap;                                                         \
@@ -255,7 +256,7 @@ void main() {
     if (s_begin < s_end) LOAD_STEP(s_begin);
     for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done
-        As[lrow * AS + q] = ra[0];
+        if (BM >= 64 || lrow < BM) As[lrow * AS + q] = ra[0];
         if (BM > 64) As[(lrow + 64) * AS + q] = ra[1];
         Bs[lrow * AS + q] = rb[0];
         Bs[(lrow + 64) * AS + q] = rb[1];

@@ -25,9 +25,10 @@ _DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
-_COOPMAT_BUILDS = ((("WM_FIXED", 2),), (("WM_FIXED", 4),)) + tuple((("WM_FIXED", 2),) + e for e in _EMULATIONS)
-_NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _COOPMAT_BUILDS)
-_ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _COOPMAT_BUILDS)
+_GATHERING_BUILDS = ((("WM_FIXED", 2),), (("WM_FIXED", 4),)) + tuple((("WM_FIXED", 2),) + e for e in _EMULATIONS)
+_COOPMAT_BUILDS = _GATHERING_BUILDS + ((("WM_FIXED", 1),),) + tuple((("WM_FIXED", 1),) + e for e in _EMULATIONS)
+_NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _GATHERING_BUILDS)
+_ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _GATHERING_BUILDS)
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
     """Shared memory of a qlinear_conv_coopmat.comp kernel: its epilogue's 8 KiB stage, and the row
@@ -54,10 +55,13 @@ _VARIANTS = [
             "32 x WM output channels by 128 pixels a workgroup",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_COOPMAT_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(COOPMAT_MIN_CHANNELS=4, COOPMAT_MIN_INPUT_CHANNELS=8, COOPMAT_MAX_PACKED_BYTES=1 << 31,
+                        COOPMAT_SMALL_TILE_CHANNELS=32,
                         PACK_INPUT_QUADS_FROM=16384),
             measured="0.7-1.0x cuBLAS int8 on the benchmark's ResNet layers (batch 32); the input packing loads "
                      "whole words of 4 columns from PACK_INPUT_QUADS_FROM invocations (7-18 % faster at batch 32, "
-                     "1-1.5 us slower at batch 1)",
+                     "1-1.5 us slower at batch 1); 32-channel tiles up to COOPMAT_SMALL_TILE_CHANNELS channels a "
+                     "group (the ESPCN 3x3 64->32 layer: 125 us against 133 with 64-channel tiles at 540x960, 468 "
+                     "against 501 at 1080x1920)",
             measured_on=H200),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
@@ -403,16 +407,19 @@ def _emulation(caps) -> tuple:
     return _EMULATIONS[0] if caps.loop_iteration_limit else _EMULATIONS[1]
 
 
-def _packed_filter(d, caps) -> tuple:
+def _packed_filter(d, caps, small: int = 0) -> tuple:
     """(WM, BM, MP, bytes) of the packed filter Wp (dmlvk/shaders/qconv_packed.glsl): fragments of 16
     channels a subgroup row, tile rows, the group's channels rounded up to BM, and its size with the
     correction header (rows of KH x KW x CP bytes rounded up to 64). WM is 4 from 65 channels a
     group, but 2 where the matrices are emulated: an emulated fragment is 8 ints of each
     invocation, and with 4 of them (and the multiply-add unrolled) SwiftShader's compiler stopped
-    the process ("Local variable exceeds stack size limit")."""
+    the process ("Local variable exceeds stack size limit"). WM is 1 (32-channel tiles, every
+    subgroup multiplying) up to `small` channels a group (COOPMAT_SMALL_TILE_CHANNELS for the packed
+    kernel; 0 for the kernels that gather their input, which are built for WM 2 and 4 only)."""
     m, cg, kh, kw = d.conv_params()["filter"]
     mg = m // d.group_count
     wm = 2 if mg <= 64 or (caps is not None and caps.emulated_cooperative_matrix) else 4
+    wm = 1 if mg <= small else wm
     bm = 32 * wm
     mp = -(-mg // bm) * bm
     kp = -(-kh * kw * (-(-cg // 32) * 32) // 64) * 64
@@ -435,7 +442,7 @@ def _packed_geometry(d, sel: Selection) -> Optional[dict]:
     cp = -(-cg // 32) * 32
     hp, wp = (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1
     kp = -(-kh * kw * cp // 64) * 64
-    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities)
+    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities, sel["COOPMAT_SMALL_TILE_CHANNELS"])
     xp_bytes = n * hp * wp * groups * cp
     if max(xp_bytes, wp_bytes) > sel["COOPMAT_MAX_PACKED_BYTES"]:
         return None
