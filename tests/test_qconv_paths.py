@@ -705,6 +705,47 @@ def test_fast_path_strided_tensors_and_buffers(fast_device, rng, split_k):
     assert np.array_equal(out_buf.numpy(np.int8, out.shape), out)
 
 
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_channels_last_input_is_read_in_place(fast_device, rng, split_k, types):
+    """conv.coopmat.nhwc: a channels-last input (Cg a multiple of 32) is read by the cooperative-matrix
+    kernel itself, no packing kernel, on random windows, strides, paddings, groups and zero points
+    (distinct filter zero points: the window sums), against the reference."""
+    x_dt, w_dt, y_dt = types
+    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+    for _ in range(3):
+        g, cg, mg = int(rng.choice([1, 2])), int(rng.choice([32, 64])), int(rng.integers(4, 40))
+        (kh, kw), dil, p0, p1, h, w = random_window(rng, 9)
+        strides = tuple(int(v) for v in rng.integers(1, 3, 2))
+        n, c, m = int(rng.integers(1, 3)), cg * g, mg * g
+        x = random_ints(rng, x_dt, (n, h, w, c))
+        wt = random_ints(rng, w_dt, (m, cg, kh, kw))
+        xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
+        scale_ws = rng.uniform(0.0005, 0.01, m).astype(np.float32)
+        bias = rng.integers(-3000, 3000, m).astype(np.int32)
+        kwargs = dict(strides=strides, dilations=dil, start_padding=p0, end_padding=p1, group_count=g)
+        expected = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2), 0.02, xzp, wt, scale_ws, wzp, bias,
+                                                          0.5, yzp, np.dtype(y_dt), **kwargs)
+        scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+        desc = QuantizedLinearConvolutionDesc(
+            TensorDesc(dts[np.dtype(x_dt)], (n, c, h, w), (h * w * c, 1, w * c, c)), scalar(F32),
+            scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
+            TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
+            scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], expected.shape), **kwargs)
+        op = fast_device.create_operator(desc)
+        shaders = [k.shader for k in op.kernels]
+        assert "qconv_pack_input" not in shaders and op.kernels[shaders.index("qlinear_conv_coopmat")].variant \
+            == "conv.coopmat.nhwc", op.kernels
+        f32 = lambda v: np.array([v], np.float32)
+        words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
+        out = np.zeros(expected.size + 3, y_dt)
+        op.execute(inputs=[x, f32(0.02), words(xzp, x_dt), wt, scale_ws, words(wzp, w_dt), bias, f32(0.5),
+                           words(yzp, y_dt)], outputs=[out])
+        assert np.array_equal(out[:expected.size].reshape(expected.shape), expected), kwargs
+    with fast_device.variants(force="conv.coopmat"):                  # the packed path is still there
+        assert "qconv_pack_input" in [k.shader for k in fast_device.create_operator(desc).kernels]
+
+
 # Windows of the most taps a driver that ends loops early runs (Capabilities.loop_iteration_limit):
 # (output channels, input channels, groups, KH, KW), one per kind of kernel.
 TAPS_1, TAPS_K = most_taps(65535, 1, 1), most_taps(65535, 3, 3)

@@ -28,6 +28,11 @@
 // read KW - 1 positions further on, and each A fragment comes straight from Wp. The input is read
 // about KH times instead of KH x KW times, and no packing kernel runs.
 //
+// With NHWC_INPUT (the input's channels contiguous, Cg a multiple of 32, its other strides multiples
+// of 16 bytes) binding 0 is the input itself: each 16-byte piece of Xp a K step needs is read from
+// the tap's input position and shifted like Xp, or is the padding byte's where the tap lies outside
+// the input, so no packing kernel runs.
+//
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
 // "subgroups" of 32 invocations, emulated with shared memory and plain arithmetic.
@@ -106,13 +111,24 @@ void main() {
     uint pos_stride = G * cp / 16;                    // uvec4 between neighbouring Xp positions
     uint xrow[2];
     bool pok[2];
+#ifdef NHWC_INPUT
+    int ih0[2], iw0[2];                               // the pixel's window's first input row and column
+    uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
+    uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
+#endif
     [[unroll]] for (uint i = 0; i < 2; ++i) {
         uint px = pt * BN + lrow + 64 * i;
         pok[i] = px < P;
         px = min(px, P - 1);
         uint n = px / ohw, r = px % ohw;
         uint oh = r / p.out_sizes.w, ow = r % p.out_sizes.w;
+#ifdef NHWC_INPUT
+        ih0[i] = int(oh * p.conv_stride.x) - int(p.start_pad.x);
+        iw0[i] = int(ow * p.conv_stride.y) - int(p.start_pad.y);
+        xrow[i] = (n * p.in_strides.x + g * p.cg) / 16;     // uvec4 of the image's group's channel 0
+#else
         xrow[i] = ((n * hp + oh * p.conv_stride.x) * wpx + ow * p.conv_stride.y) * pos_stride + g * cp / 16;
+#endif
     }
     uint wrow = (packed_header_words() * 4 + (g * mp + mt * BM + lrow) * kp) / 16;
     uint chunks_per_tap = cp / 32;
@@ -122,15 +138,35 @@ void main() {
     uint s_begin = min(steps, split * per_split), s_end = min(steps, s_begin + per_split);
 
     uvec4 ra[2], rb[2];
-    #define LOAD_STEP(s) {                                                                      \
-        ra[0] = BM >= 64 || lrow < BM ? wp[wrow + (s) * 4 + q] : uvec4(0);                      \
-        ra[1] = BM > 64 ? wp[wrow + 64 * kp / 16 + (s) * 4 + q] : uvec4(0);                     \
+#ifdef NHWC_INPUT
+    // Xp's 16 bytes read from the input itself: the tap's input position, shifted to int8, or the
+    // padding byte outside the input (Cg is a multiple of 32: no channels past it).
+    #define LOAD_B(s) {                                                                         \
+        uint kc = (s) * 2 + q / 2;                                                              \
+        uint tap = kc / chunks_per_tap;                                                         \
+        int dy = int((tap / KW) * p.dilation.x), dx = int((tap % KW) * p.dilation.y);          \
+        uint c16 = (kc % chunks_per_tap) * 2 + q % 2;                                           \
+        [[unroll]] for (uint i = 0; i < 2; ++i) {                                                          \
+            int ih = ih0[i] + dy, iw = iw0[i] + dx;                                             \
+            bool inside = ih >= 0 && ih < int(p.in_sizes.z) && iw >= 0 && iw < int(p.in_sizes.w); \
+            uint at = xrow[i] + (inside ? (uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 : 0u) + c16; \
+            rb[i] = !(pok[i] && kc < real_chunks) ? uvec4(0) : inside ? xp[at] ^ flip4 : pad4;  \
+        }                                                                                       \
+    }
+#else
+    #define LOAD_B(s) {                                                                         \
         uint kc = (s) * 2 + q / 2;                                                              \
         uint tap = kc / chunks_per_tap;                                                         \
         uint tap_off = ((tap / KW) * p.dilation.x * wpx + (tap % KW) * p.dilation.y) * pos_stride \
                      + (kc % chunks_per_tap) * 2 + q % 2;                                       \
         [[unroll]] for (uint i = 0; i < 2; ++i)                                                            \
             rb[i] = (pok[i] && kc < real_chunks) ? xp[xrow[i] + tap_off] : uvec4(0);            \
+    }
+#endif
+    #define LOAD_STEP(s) {                                                                      \
+        ra[0] = BM >= 64 || lrow < BM ? wp[wrow + (s) * 4 + q] : uvec4(0);                      \
+        ra[1] = BM > 64 ? wp[wrow + 64 * kp / 16 + (s) * 4 + q] : uvec4(0);                     \
+        LOAD_B(s)                                                                               \
     }
 
     uint warp = SUBGROUP_ID, wm = warp / 4, wn = warp % 4;

@@ -63,6 +63,12 @@ _VARIANTS = [
                      "group (the ESPCN 3x3 64->32 layer: 125 us against 133 with 64-channel tiles at 540x960, 468 "
                      "against 501 at 1080x1920)",
             measured_on=H200),
+    Variant("conv.coopmat.nhwc", "qlinear_conv_coopmat", _PACKED,
+            "the cooperative-matrix kernel reading a channels-last input itself (channels contiguous, Cg a "
+            "multiple of 32, other strides multiples of 16 bytes): each 16-byte piece of a K step from the tap's "
+            "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
+            needs=(_COOPMAT_SHARED,)),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
             "cannot fill the GPU, then a reduction",
@@ -236,24 +242,28 @@ def _plan(d, sel: Selection) -> tuple:
     rows = _row_tiles_plan(d, sel) if sel.may("conv.coopmat.rows") else None
     if rows is not None and all(sel.usable(k) for k in rows[0]):
         return rows
-    geo = _packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk") else None
+    geo = (_packed_geometry(d, sel) if sel.may("conv.coopmat", "conv.coopmat.splitk", "conv.coopmat.nhwc")
+           else None)
     if geo is None:
         return cpu if cpu is not None else ([_portable(d, sel)], ())
     spec, push = _spec_push(d)
     spec.update(WM_SPEC=geo["wm"], PACKED_OUT=_packed_output(d), SPLIT=geo["split"])
     tiles = geo["tiles"]
     split = geo["split"] > 1
+    nhwc = sel.where_wins("conv.coopmat.nhwc", d) and _channels_last_input(d)
     quad = (as_4d(d.tensors()[INPUT].effective_strides, 0)[3] == 1
             and geo["quad_items"] >= sel["PACK_INPUT_QUADS_FROM"])
-    kernels = [
+    name = "conv.coopmat.nhwc" if nhwc else "conv.coopmat.splitk" if split else "conv.coopmat"
+    kernels = [] if nhwc else [
         TABLE["conv.coopmat.pack_input"].kernel(spec=dict(spec, QUAD=int(quad)), push=push,
                count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
-               slots=(INPUT, FILTER, PARAMS, XP), local_size=128),
+               slots=(INPUT, FILTER, PARAMS, XP), local_size=128)]
+    kernels += [
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * geo["mp"] * 256,
                slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
-        TABLE["conv.coopmat.splitk" if split else "conv.coopmat"].kernel(spec=spec, push=push, count=tiles * geo["split"] * 256,
-               slots=(XP, WP, PARAMS, PART if split else OUTPUT), local_size=256,
-               defines=(("WM_FIXED", geo["wm"]),) + _emulation(sel.capabilities))]
+        TABLE[name].kernel(spec=spec, push=push, count=tiles * geo["split"] * 256,
+               slots=(INPUT if nhwc else XP, WP, PARAMS, PART if split else OUTPUT), local_size=256,
+               defines=(("WM_FIXED", geo["wm"]),) + _emulation(sel.capabilities) + ((("NHWC_INPUT", 1),) if nhwc else ()))]
     if split:
         m = d.conv_params()["filter"][0]
         kernels.append(TABLE["conv.coopmat.splitk.reduce"].kernel(spec=spec, push=push,
@@ -261,9 +271,20 @@ def _plan(d, sel: Selection) -> tuple:
                               local_size=128))
     if not all(sel.usable(k) for k in kernels):         # past the device's limits: as without the path
         return cpu if cpu is not None else ([_portable(d, sel)], ())
+    xp_bytes = 4 if nhwc else geo["xp_bytes"]            # no packed input: XP's scratch is a placeholder
     if split:
-        return kernels, (geo["xp_bytes"], geo["wp_bytes"], geo["part_bytes"])
-    return kernels, (geo["xp_bytes"], geo["wp_bytes"])
+        return kernels, (xp_bytes, geo["wp_bytes"], geo["part_bytes"])
+    return kernels, (xp_bytes, geo["wp_bytes"])
+
+
+def _channels_last_input(d) -> bool:
+    """Whether the cooperative-matrix kernel reads the input itself (NHWC_INPUT): its channels
+    contiguous, Cg a multiple of 32 (Xp's channel padding is none), its other strides multiples of
+    16 bytes, taps within 32-bit positions."""
+    geo = d.conv_params()
+    cg = geo["filter"][1]
+    sn, sc, sh, sw = as_4d(d.input_tensor.effective_strides, 0)
+    return sc == 1 and cg % 32 == 0 and all(s % 16 == 0 for s in (sn, sh, sw)) and not d.wide_taps()
 
 
 def _cpu_plan(d, sel: Selection) -> Optional[tuple]:
