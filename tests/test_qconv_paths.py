@@ -1158,3 +1158,37 @@ def test_dot_kernel_choice():
     with pytest.raises(ValueError, match="conv.dot cannot run"):
         odd.plan(gpu, force="conv.dot")
     assert chosen(conv_desc(1, 32, 54, 96, 4, 3, 3, pads=(1, 1)), dataclasses.replace(gpu, features=coopmat_caps().features)) != ["conv.dot"]
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_kernel_channels_last_output(dot_device, rng, types):
+    """conv.dot writing a channels-last output (four channels of a pixel a word; blocks of 4 or 8
+    channels that divide the group), on random layers, against the reference."""
+    x_dt, w_dt, y_dt = types
+    with dot_device.variants(force="conv.dot"):
+        for zp_kind in ("none", "distinct", "distinct"):
+            args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
+            mg = int(rng.choice([4, 8, 12, 16, 64]))
+            groups = kwargs["group_count"]
+            x, wt = args[0], args[3]
+            wt = random_ints(rng, w_dt, (mg * groups,) + wt.shape[1:])
+            m = mg * groups
+            args = (x, args[1], args[2], wt, rng.uniform(0.001, 0.05, m).astype(np.float32),
+                    random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
+                    rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
+            expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+            n, _, oh, ow = expected.shape
+            dt = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+            desc = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0].desc
+            desc = dataclasses.replace(desc, output_tensor=TensorDesc(dt[np.dtype(y_dt)], expected.shape,
+                                                                      (oh * ow * m, 1, ow * m, m)))
+            op = dot_device.create_operator(desc)
+            assert [k.variant for k in op.kernels] == ["conv.dot"] and C(op.kernels[0])["CL_OUT"] == 1, op.kernels
+            words = lambda a, dt_: np.concatenate([np.ravel(np.asarray(a, dt_)), np.zeros(3, dt_)])
+            xzp = args[2] if args[2] is not None else 0
+            out = np.zeros(expected.size + 3, y_dt)
+            op.execute(inputs=[x, np.float32([args[1]]), words(xzp, x_dt), wt, args[4], words(args[5], w_dt), args[6],
+                               np.float32([args[7]]), words(args[8], y_dt)], outputs=[out])
+            got = out[:expected.size].reshape(n, oh, ow, m).transpose(0, 3, 1, 2)
+            assert np.array_equal(got, expected), kwargs

@@ -11,8 +11,8 @@
 // over the K = CG * KH * KW taps, the input zero point standing in for taps outside the input. The
 // window sums of x (one more dot product per four taps) are needed only where some channel's c is
 // not 0 (params[2 + 3M], set by the host). The biased sums are requantized as requantize_biased
-// (qconv_common.glsl) does and stored as whole words: output rows are word aligned, OW a multiple
-// of 4.
+// (qconv_common.glsl) does and stored as whole words: output rows word aligned with OW a multiple
+// of 4, or (CL_OUT) a channels-last output, four channels of a pixel a word.
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -27,6 +27,9 @@ layout(constant_id = 9) const uint SHIFT = 0;
 layout(constant_id = 10) const uint OPT = 8;     // outputs per invocation, a multiple of 4
 layout(constant_id = 12) const uint CG = 1;      // input channels per group (11: INT32_OUT, 0)
 layout(constant_id = 13) const uint MB = 4;      // output channels per invocation
+// 1 for a channels-last output (channels contiguous, other strides whole words, MB a multiple of 4
+// dividing the group's channels): four channels of an output pixel a word.
+layout(constant_id = 14) const uint CL_OUT = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words of a filter row
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
@@ -148,6 +151,30 @@ void main() {
     int LO = Y_SIGNED != 0 ? -128 : 0;
     float lo = MAGIC + float(LO - yzp), hi = lo + 255.0;
     uint word_add = (uint(yzp - LO) - 0x4B400000u) * 0x01010101u;
+    uint flip_out = Y_SIGNED != 0 ? 0x80808080u : 0u;
+    if (CL_OUT != 0) {
+        [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
+            int bias[4], cw[4];
+            float mult[4];
+            [[unroll]] for (uint b = 0; b < 4; ++b) {
+                uint m = m0 + 4 * k + b;
+                bias[b] = int(params[2 + 2 * M + m]);
+                cw[b] = s - int(params[2 + M + m]);
+                mult[b] = uintBitsToFloat(params[2 + m]);
+            }
+            [[unroll]] for (uint j = 0; j < OPT; ++j) {
+                if (ow0 + j >= OW) break;
+                uint word = 0;
+                [[unroll]] for (uint b = 0; b < 4; ++b) {
+                    precise float v = float(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b]) * mult[b];
+                    precise float t = v + MAGIC;
+                    word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
+                }
+                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = (word + word_add) ^ flip_out;
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
         if (mb >= mcount) break;
         uint m = m0 + mb;
@@ -162,7 +189,7 @@ void main() {
                 precise float t = v + MAGIC;
                 word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
             }
-            y_words[obase + w] = (word + word_add) ^ (Y_SIGNED != 0 ? 0x80808080u : 0u);
+            y_words[obase + w] = (word + word_add) ^ flip_out;
         }
     }
 }

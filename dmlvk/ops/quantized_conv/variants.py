@@ -21,7 +21,7 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
-_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB")
+_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
@@ -109,9 +109,10 @@ _VARIANTS = [
     Variant("conv.coopmat.splitk.reduce", "qlinear_conv_splitk", _PACKED,
             "split K's partial sums added and requantized", step_of="conv.coopmat.splitk"),
     Variant("conv.dot", "qlinear_conv_dot", _DOT,
-            "groups with few output channels or few input channels, word-aligned rows, horizontal dilation 1: "
-            "an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot products "
-            "(four taps of a filter row each), its input rows loaded once for all of them",
+            "groups with few output channels or few input channels, word-aligned input rows, horizontal "
+            "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
+            "products (four taps of a filter row each), its input rows loaded once for all of them; whole-word "
+            "output rows, or a channels-last output four channels a word",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_CHANNELS=8, DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16,
                         DOT_MAX_FILTER_WORDS=4096),
@@ -335,7 +336,8 @@ def _word_rows(d) -> tuple:
 
 def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     """conv.dot (dmlvk/shaders/qlinear_conv_dot.comp) where it runs the description (packed dot
-    products on the device, word-aligned input and output rows, horizontal dilation 1, a workgroup's
+    products on the device, word-aligned input rows, output rows of whole words or a channels-last
+    output whose channel blocks are whole words, horizontal dilation 1, a workgroup's
     filter within DOT_MAX_FILTER_WORDS words) and wins (its rule):
     OPT = DOT_OUTPUTS outputs of a row and MB = at most DOT_CHANNELS output channels an invocation.
     None elsewhere."""
@@ -345,19 +347,27 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     mg = m // d.group_count
     sw, dw = geo["strides"][1], geo["dilations"][1]
     opt = sel["DOT_OUTPUTS"]
+    rows_in, rows_out = _word_rows(d)
     if (caps is None or not caps.integer_dot_product or d.wide_taps() or dw != 1 or (opt * sw) % 4
-            or not all(_word_rows(d))
+            or not rows_in
             or not sel.where_wins("conv.dot", d, mg, cg, sel["DOT_FEW_CHANNELS"], sel["DOT_NARROW_MIN_CHANNELS"],
                                   sel["COOPMAT_MIN_INPUT_CHANNELS"], caps.cpu_kernels)):
         return None
     per_channel = cg * kh * -(-kw // 4)
-    mb = min(mg, sel["DOT_CHANNELS"], sel["DOT_MAX_FILTER_WORDS"] // per_channel)
-    if mb == 0:
+    most = min(mg, sel["DOT_CHANNELS"], sel["DOT_MAX_FILTER_WORDS"] // per_channel)
+    if most == 0:
         return None
-    mb = -(-mg // -(-mg // mb))           # the group's channels in blocks of even size
+    mb = -(-mg // -(-mg // most))         # the group's channels in blocks of even size
+    strides_out = as_4d(d.output_tensor.effective_strides, 0)
+    # channels last: four channels a word, blocks of whole words that divide the group
+    cl = not rows_out and strides_out[1] == 1 and all(s % 4 == 0 for s in (strides_out[0], strides_out[2], strides_out[3]))
+    if cl:
+        mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
+    if not (rows_out or cl) or mb == 0:
+        return None
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     spec, push = _spec_push(d)
-    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb)
+    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb, CL_OUT=int(cl))
     tiles = -(-(n * oh * -(-ow // opt)) // 128)
     return TABLE["conv.dot"].kernel(spec=spec, push=push, count=d.group_count * -(-mg // mb) * tiles * 128,
                                     slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
