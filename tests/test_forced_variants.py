@@ -72,14 +72,15 @@ def conv_device():
     return dev
 
 
-def _conv_case(rng, x_dt, w_dt):
+def _conv_case(rng, x_dt, w_dt, cg=None):
     """random_case's convolutions, or (half the time) one with enough channels for the
-    cooperative-matrix kernels, or a narrow one-channel 5x5 layer (the row-tile and narrow kernels)."""
-    kind = rng.random()
+    cooperative-matrix kernels, or a narrow one-channel 5x5 layer (the row-tile and narrow kernels).
+    cg: always the second kind, with these input channels a group."""
+    kind = 0.5 if cg is not None else rng.random()
     if kind < 0.5:
         return random_case(rng, x_dt, w_dt, np.uint8, w_range=None)
     if kind < 0.8:
-        cg, mg = int(rng.integers(8, 40)), int(rng.integers(4, 70))
+        cg, mg = cg or int(rng.integers(8, 40)), int(rng.integers(4, 70))
         (kh, kw), dil, p0, p1, h, w = random_window(rng, 10)
         strides = tuple(int(v) for v in rng.integers(1, 3, 2))
         if rng.random() < 0.5:          # stride and dilation 1 (the row-tile kernel)
@@ -102,15 +103,32 @@ def _conv_case(rng, x_dt, w_dt):
 CONV = [v.name for v in quantized_conv.TABLE if not v.step_of]
 
 
+def _channels_last_input_call(device, args, kwargs, y_dt, force):
+    """quantized_linear_convolution's result with the input bound channels-last (NHWC strides), its
+    operator forced to a variant."""
+    op, inputs, out, result = quantized_conv.prepare_call(*args, **kwargs, output_dtype=y_dt, device=device)
+    x = args[0]
+    n, c, h, w = x.shape
+    desc = dataclasses.replace(op.desc, input_tensor=dmlvk.TensorDesc(op.desc.input_tensor.data_type, x.shape,
+                                                                      (h * w * c, 1, w * c, c)))
+    inputs = [np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(-1)] + inputs[1:]
+    device.create_operator(desc, force=force).execute(inputs=inputs, outputs=[out])
+    return result()
+
+
 @pytest.mark.parametrize("name", [n for n in CONV if not n.startswith("integer.")])
 def test_convolution_variant_forced(conv_device, rng, name):
     ran = 0
     for _ in range(TRIES // 2):
         x_dt, w_dt = [(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)][int(rng.integers(0, 3))]
-        args, kwargs, y_dt = _conv_case(rng, x_dt, w_dt)
+        channels_last = name == "conv.coopmat.nhwc"     # the variant of channels-last inputs
+        args, kwargs, y_dt = _conv_case(rng, x_dt, w_dt, cg=32 if channels_last else None)
         try:
-            with conv_device.variants(force=name):
-                got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=conv_device)
+            if channels_last:
+                got = _channels_last_input_call(conv_device, args, kwargs, y_dt, name)
+            else:
+                with conv_device.variants(force=name):
+                    got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=conv_device)
         except ValueError as e:
             assert _refused(e, name), e
             continue

@@ -600,3 +600,35 @@ def test_quantize_on_the_host_without_double_precision(rng):
     got, = session.run(None, {"x": x})
     assert [kind for kind, _ in next(iter(session._plans.values())).steps] == ["host", "device"]
     assert np.array_equal(got, run_ort(model, {"x": x})[0])
+
+
+def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
+    """Layout planning, with the kernels a GPU chooses for the model (the cooperative matrices emulated
+    on devices without them, conv.dot on CPU devices too): the first layer (conv.dot) writes its output
+    channels-last, which the 3x3 64->32 layer reads in place (conv.coopmat.nhwc), so no input-packing
+    kernel runs; the last layer (conv.dot) reads the packed NCHW the cooperative-matrix kernel writes.
+    Outputs bit-exact against onnxruntime either way. Without conv.coopmat.nhwc the layers keep NCHW
+    and the 64->32 layer packs its input."""
+    import dmlvk
+    model = espcn_models[2]
+    dev = dmlvk.Device()
+    if (16, 16, 32) not in dev.capabilities.cooperative_matrix("int8", "int8", "int32"):
+        dev.capabilities = dev.capabilities.with_emulated_cooperative_matrix()
+    x = np.concatenate(models.calibration_frames(2, 13, 20, seed=5))
+    want, = run_ort(model, {"x": x})
+    variants = {}
+    for name, tuning in (("planned", {}), ("packed", {"conv.coopmat.nhwc": False})):
+        with dev.variants(tuning=dict(tuning, DOT_ON_CPU=True)):
+            session = InferenceSession(model, device=dev)
+            got, = session.run(None, {"x": x})
+            assert np.array_equal(got, want), name
+            _, dispatches, _ = session.device_work({"x": x})
+            variants[name] = [k.variant for k, _ in dispatches if k.variant.startswith("conv.")]
+    if not dev.capabilities.integer_dot_product:       # the first layer stores bytes: nothing planned
+        assert variants["planned"] == variants["packed"]
+        return
+    # (the filters are packed once, at initialization; small frames take split K and its reduction)
+    main = lambda vs: [v for v in vs if v != "conv.coopmat.splitk.reduce"]
+    assert main(variants["planned"]) == ["conv.dot", "conv.coopmat.nhwc", "conv.dot"], variants
+    assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot"]
+                                        for v in ("conv.coopmat", "conv.coopmat.splitk")), variants

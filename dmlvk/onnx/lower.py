@@ -6,6 +6,7 @@ ops a model may contain are the registry's keys (and, before fusion, rewrite.FUS
 op is one entry here plus its tests."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
@@ -16,6 +17,7 @@ from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
+from ..ops.quantized_conv.variants import TABLE as CONV_TABLE, plan as conv_plan
 from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
 from ..runtime.device import Device
 from ..tensor import TensorDesc
@@ -31,6 +33,7 @@ class Context:
     device: Device
     shapes: Dict[str, tuple]
     host_quantization: bool = False
+    layouts: Dict[str, tuple] = field(default_factory=dict)   # strides of tensors planned channels-last
 
     def input(self, n: Node, k: int = 0) -> tuple:
         return self.shapes[n.inputs[k]]
@@ -114,8 +117,9 @@ def _described(n: Node, make):
         raise _refused(n, e) from None
 
 
-def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
-    shape, dt = _eight_bit_4d(n, ctx)
+def _qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, out_strides=None):
+    """(description, its constants as the operator binds them) of a QLinearConv node with an input of
+    this shape and dtype, the input and output laid out with these strides (None: packed NCHW)."""
     xs, xzp, w, ws, wzp, ys, yzp = (ctx.graph.consts[k] for k in n.inputs[1:8])
     bias = ctx.graph.const(n.input(8))
     m = w.shape[0]
@@ -132,13 +136,72 @@ def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
         ws, wzp = np.broadcast_to(ws, (m,)).copy(), np.broadcast_to(wzp, (m,)).copy()
     to_type = DataType.from_numpy
     desc = _described(n, lambda: QuantizedLinearConvolutionDesc.of(
-        TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape), filter_scale_count=ws.size,
+        TensorDesc(to_type(dt), shape, in_strides), TensorDesc(to_type(w.dtype), w.shape), filter_scale_count=ws.size,
         input_zero_point=True, filter_zero_point=True, bias=bias is not None, output_data_type=to_type(yzp.dtype),
         output_zero_point=True, owned_constants=True, **_conv_geometry(n)))
-    op = _described(n, lambda: ctx.device.create_operator(desc))
+    if out_strides is not None:
+        out = desc.output_tensor
+        desc = dataclasses.replace(desc, output_tensor=TensorDesc(out.data_type, out.sizes, out_strides))
     raw = [None, np.float32(xs.reshape(-1)[0]), xzp.reshape(-1).astype(dt), w, ws, wzp,
            None if bias is None else bias.reshape(-1), np.float32(ys.reshape(-1)[0]), yzp.reshape(-1)]
-    raw = [None if a is None else small_tensor_bytes(a) for a in raw]
+    return desc, [None if a is None else small_tensor_bytes(a) for a in raw]
+
+
+def _channels_last(sizes) -> tuple:
+    n, c, h, w = sizes
+    return (h * w * c, 1, w * c, c)
+
+
+def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tuple]:
+    """Channels-last strides for the node's output where that layout drops a kernel (the layout
+    planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
+    QLinearConv whose plan then reads it in place instead of packing it (conv.coopmat.nhwc), and the
+    node's own plan writes it with the same kernel as packed NCHW, whole words at a time. Else None."""
+    out = n.outputs[0]
+    users = ctx.graph.users(out)
+    if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:
+        return None
+    choice = ctx.device.choice()
+    caps = ctx.device.capabilities
+
+    def plan(desc) -> list:
+        try:
+            return conv_plan(desc, CONV_TABLE.chosen_by(caps, choice))[0]
+        except ValueError:
+            return []
+
+    main = lambda desc: tuple(k.variant for k in plan(desc))
+
+    try:
+        mine = _qlinearconv_desc(n, ctx, shape, dt)[0]
+        sizes = tuple(mine.output_tensor.sizes)
+        strides = _channels_last(sizes)
+        out_dt = np.dtype(mine.output_tensor.data_type.numpy_dtype)
+        user_before = _qlinearconv_desc(users[0], ctx, sizes, out_dt)[0]
+        user_after = _qlinearconv_desc(users[0], ctx, sizes, out_dt, in_strides=strides)[0]
+        mine_after = _qlinearconv_desc(n, ctx, shape, dt, out_strides=strides)[0]
+    except (ValueError, UnsupportedModelError, KeyError):
+        return None
+    drops = "conv.coopmat.pack_input" in main(user_before) and "conv.coopmat.nhwc" in main(user_after)
+    writer = plan(mine_after)[-1:]
+    same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
+    return strides if drops and same and _whole_words(writer[0]) else None
+
+
+def _whole_words(kernel) -> bool:
+    """Whether a convolution kernel stores its output a word at a time or more (not byte by byte):
+    conv.dot always; the cooperative-matrix kernels where PACKED_OUT says so."""
+    constants = CONV_TABLE[kernel.variant].constants(kernel)
+    return kernel.variant == "conv.dot" or constants.get("PACKED_OUT", 0) != 0
+
+
+def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
+    shape, dt = _eight_bit_4d(n, ctx)
+    out_strides = _plan_channels_last(n, ctx, shape, dt)
+    desc, raw = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), out_strides)
+    if out_strides is not None:
+        ctx.layouts[n.outputs[0]] = out_strides
+    op = _described(n, lambda: ctx.device.create_operator(desc))
     # The weights are constants: OWNED_BY_DML, bound once, here.
     owned = (FILTER, INPUT_ZP, FILTER_ZP)
     op.initialize([a if i in owned else None for i, a in enumerate(raw)])

@@ -160,8 +160,13 @@ class Device:
         if force is not None or tuning:
             choice = VariantChoice(force, dict(tuning or {}), strict=True)
         else:
-            choice = self._choice or VariantChoice(os.environ.get(VARIANT_ENV) or None)
+            choice = self.choice()
         return compile_fn(self, choice)
+
+    def choice(self) -> VariantChoice:
+        """The variant choice operators created now get (without a force or tuning of their own): the
+        enclosing variants() block's, else the DMLVK_VARIANT environment variable's."""
+        return self._choice or VariantChoice(os.environ.get(VARIANT_ENV) or None)
 
     @contextlib.contextmanager
     def variants(self, force: Optional[str] = None, tuning=None):

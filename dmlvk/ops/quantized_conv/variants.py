@@ -115,12 +115,12 @@ _VARIANTS = [
             "output rows, or a channels-last output four channels a word",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_CHANNELS=8, DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16,
-                        DOT_MAX_FILTER_WORDS=4096),
+                        DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False),
             wins=Rule("at most DOT_FEW_CHANNELS output channels a group with COOPMAT_MIN_INPUT_CHANNELS input "
                       "channels or more, or DOT_NARROW_MIN_CHANNELS output channels or more with fewer input "
-                      "channels, on devices other than CPUs",
-                      lambda d, mg, cg, few, narrow_least, least_in, on_cpu: not on_cpu and (
-                          (cg >= least_in and mg <= few) or (cg < least_in and mg >= narrow_least))),
+                      "channels, on devices other than CPUs (and CPUs where DOT_ON_CPU)",
+                      lambda d, mg, cg, few, narrow_least, least_in, on_cpu, dot_on_cpu: (dot_on_cpu or not on_cpu)
+                      and ((cg >= least_in and mg <= few) or (cg < least_in and mg >= narrow_least))),
             needs=(_DOT_SHARED,),
             measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
                      "packed cooperative-matrix path's 76 + 16 (its packing); 5x5 1->64 took 60 us against "
@@ -351,7 +351,7 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     if (caps is None or not caps.integer_dot_product or d.wide_taps() or dw != 1 or (opt * sw) % 4
             or not rows_in
             or not sel.where_wins("conv.dot", d, mg, cg, sel["DOT_FEW_CHANNELS"], sel["DOT_NARROW_MIN_CHANNELS"],
-                                  sel["COOPMAT_MIN_INPUT_CHANNELS"], caps.cpu_kernels)):
+                                  sel["COOPMAT_MIN_INPUT_CHANNELS"], caps.cpu_kernels, sel["DOT_ON_CPU"])):
         return None
     per_channel = cg * kh * -(-kw // 4)
     most = min(mg, sel["DOT_CHANNELS"], sel["DOT_MAX_FILTER_WORDS"] // per_channel)
