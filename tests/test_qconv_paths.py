@@ -1147,6 +1147,8 @@ def test_dot_kernel_choice():
     assert chosen(conv_desc(1, COOPMAT_MIN_INPUT_CHANNELS, 54, 96, few, 3, 3, pads=(1, 1))) == ["conv.dot"]
     assert chosen(conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2))) == ["conv.dot"]
     assert chosen(conv_desc(1, 3, 54, 96, least, 3, 3, pads=(1, 1))) == ["conv.dot"]
+    cl = conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2), out_strides=(54 * 96 * 64, 1, 96 * 64, 64)).plan(gpu)[0]
+    assert [k.variant for k in cl] == ["conv.dot"] and (C(cl[0])["CL_OUT"], C(cl[0])["BLOCKS"]) == (1, 8)  # a pixel's 64 channels together
     assert "conv.dot" not in chosen(conv_desc(1, 64, 54, 96, 32, 3, 3, pads=(1, 1)))
     assert "conv.dot" not in chosen(conv_desc(1, 32, 54, 96, few + 1, 3, 3, pads=(1, 1)))
     assert chosen(conv_desc(1, 1, 54, 96, least - 1, 5, 5, pads=(2, 2))) != ["conv.dot"]

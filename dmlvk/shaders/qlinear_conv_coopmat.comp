@@ -113,6 +113,7 @@ void main() {
     bool pok[2];
 #ifdef NHWC_INPUT
     int ih0[2], iw0[2];                               // the pixel's window's first input row and column
+    int xat[2];                                       // its byte there, channel 0 of the group (may be < 0)
     uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
     uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
 #endif
@@ -125,7 +126,7 @@ void main() {
 #ifdef NHWC_INPUT
         ih0[i] = int(oh * p.conv_stride.x) - int(p.start_pad.x);
         iw0[i] = int(ow * p.conv_stride.y) - int(p.start_pad.y);
-        xrow[i] = (n * p.in_strides.x + g * p.cg) / 16;     // uvec4 of the image's group's channel 0
+        xat[i] = int(n * p.in_strides.x + g * p.cg) + ih0[i] * int(p.in_strides.z) + iw0[i] * int(p.in_strides.w);
 #else
         xrow[i] = ((n * hp + oh * p.conv_stride.x) * wpx + ow * p.conv_stride.y) * pos_stride + g * cp / 16;
 #endif
@@ -145,11 +146,10 @@ void main() {
         uint kc = (s) * 2 + q / 2;                                                              \
         uint tap = kc / chunks_per_tap;                                                         \
         int dy = int((tap / KW) * p.dilation.x), dx = int((tap % KW) * p.dilation.y);          \
-        uint c16 = (kc % chunks_per_tap) * 2 + q % 2;                                           \
+        int off = dy * int(p.in_strides.z) + dx * int(p.in_strides.w) + int(((kc % chunks_per_tap) * 2 + q % 2) * 16); \
         [[unroll]] for (uint i = 0; i < 2; ++i) {                                                          \
-            int ih = ih0[i] + dy, iw = iw0[i] + dx;                                             \
-            bool inside = ih >= 0 && ih < int(p.in_sizes.z) && iw >= 0 && iw < int(p.in_sizes.w); \
-            uint at = xrow[i] + (inside ? (uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 : 0u) + c16; \
+            bool inside = uint(ih0[i] + dy) < p.in_sizes.z && uint(iw0[i] + dx) < p.in_sizes.w;  \
+            uint at = inside ? uint(xat[i] + off) / 16 : 0u;                                   \
             rb[i] = !(pok[i] && kc < real_chunks) ? uvec4(0) : inside ? xp[at] ^ flip4 : pad4;  \
         }                                                                                       \
     }

@@ -30,16 +30,19 @@ layout(constant_id = 13) const uint MB = 4;      // output channels per invocati
 // 1 for a channels-last output (channels contiguous, other strides whole words, MB a multiple of 4
 // dividing the group's channels): four channels of an output pixel a word.
 layout(constant_id = 14) const uint CL_OUT = 0;
+// Channel blocks of MB a workgroup covers (1, or with CL_OUT every block of the group, so that
+// neighbouring invocations store one output pixel's channels together), dividing its invocations.
+layout(constant_id = 15) const uint BLOCKS = 1;
 
 const uint KQ = (KW + 3) / 4;                    // words of a filter row
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
 const uint WIN = (OPT - 1) * SX + 4 * KQ;        // window columns: each output's 4 x KQ from its first tap
 const uint WORDS = (SHIFT + WIN + 3) / 4;        // input words of a window row
-const uint FW = MB * CG * KH * KQ;               // filter words of a workgroup's channels
+const uint FW = BLOCKS * MB * CG * KH * KQ;      // filter words of a workgroup's channels
 const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
 
 shared uint wsh[FW];                             // [channel][input channel][filter row][word]
-shared int corr_sh[MB];                          // the sums' start: - xZP sum (w - s) - c K xZP
+shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
 
 // A window row's bytes [o, o + 4), from its word holding byte o (lo) and the next one (hi); o is
 // static after unrolling.
@@ -53,14 +56,15 @@ void main() {
     uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;
     uint per_row = (OW + OPT - 1) / OPT;
     uint items = p.out_sizes.x * OH * per_row;                 // invocations of one channel block
-    uint tiles = (items + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;
-    uint blocks = (p.mg + MB - 1) / MB;                        // channel blocks of a group
+    uint per_wg = gl_WorkGroupSize.x / BLOCKS;                 // of them a workgroup
+    uint tiles = (items + per_wg - 1) / per_wg;
+    uint blocks = (p.mg + MB * BLOCKS - 1) / (MB * BLOCKS);    // workgroups' channel blocks of a group
     uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint tile = wg % tiles, blk = wg / tiles;
     uint g = blk / blocks;
     if (g >= M / p.mg) return;                                 // uniform across the workgroup
-    uint m0 = g * p.mg + (blk % blocks) * MB;                  // the block's first output channel
-    uint mcount = min(MB, (g + 1) * p.mg - m0);
+    uint wm0 = g * p.mg + (blk % blocks) * MB * BLOCKS;        // the workgroup's first output channel
+    uint wcount = min(MB * BLOCKS, (g + 1) * p.mg - wm0);
     int s = W_SIGNED != 0 ? 0 : 128;
     int xzp = int(params[0]);
 
@@ -68,8 +72,8 @@ void main() {
         uint kq = e % KQ, r = e / KQ;
         uint kh = r % KH, ic = (r / KH) % CG, mb = r / (KH * CG);
         uint word = 0;
-        if (mb < mcount) {
-            uint base = (m0 + mb) * p.w_strides.x + ic * p.w_strides.y + kh * p.w_strides.z;
+        if (mb < wcount) {
+            uint base = (wm0 + mb) * p.w_strides.x + ic * p.w_strides.y + kh * p.w_strides.z;
             [[unroll]] for (uint b = 0; b < 4; ++b) {
                 uint kw = 4 * kq + b;
                 if (kw < KW) word |= (uint(load_w(base + kw * p.w_strides.w) - s) & 0xFFu) << (8 * b);
@@ -78,16 +82,19 @@ void main() {
         wsh[e] = word;
     }
     barrier();
-    if (t < MB) {
+    if (t < MB * BLOCKS) {
         int sum_w = 0;
         for (uint e = 0; e < CG * KH * KQ; ++e) sum_w += sdot(int(wsh[t * CG * KH * KQ + e]), 0x01010101, 0);
-        int cw = s - int(params[2 + M + min(m0 + t, M - 1)]);
+        int cw = s - int(params[2 + M + min(wm0 + t, M - 1)]);
         corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp;
     }
     barrier();
 
-    uint item = tile * gl_WorkGroupSize.x + t;
-    if (item >= items) return;
+    uint cb = t % BLOCKS;                                      // the invocation's block of the workgroup's
+    uint m0 = wm0 + cb * MB;                                   // its first output channel
+    uint mcount = min(MB, (g + 1) * p.mg - min(m0, (g + 1) * p.mg));
+    uint item = tile * per_wg + t / BLOCKS;
+    if (item >= items || mcount == 0) return;
     uint q = item % per_row, r = item / per_row;
     uint oh = r % OH, n = r / OH;
     uint ow0 = q * OPT;
@@ -107,7 +114,7 @@ void main() {
     int acc[MB][OPT];
     int rs[OPT];
     [[unroll]] for (uint mb = 0; mb < MB; ++mb)
-        [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] = corr_sh[mb];
+        [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] = corr_sh[cb * MB + mb];
     [[unroll]] for (uint j = 0; j < OPT; ++j) rs[j] = 0;
     int y0 = int(oh * p.conv_stride.x) - int(p.start_pad.x);
     for (uint ic = 0; ic < CG; ++ic) {
@@ -134,7 +141,7 @@ void main() {
             }
             [[unroll]] for (uint mb = 0; mb < MB; ++mb)
                 [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
-                    uint wv = wsh[((mb * CG + ic) * KH + kh) * KQ + kq];
+                    uint wv = wsh[(((cb * MB + mb) * CG + ic) * KH + kh) * KQ + kq];
                     [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xw[j][kq], wv);
                 }
         }

@@ -21,7 +21,7 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
-_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT")
+_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
@@ -42,8 +42,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (23,552 bytes with 64-channel tiles, 28,672 with "
                        "128; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
-_DOT_SHARED = Need("its channels' filter words (MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
-                   lambda c, k, caps: caps.fits_shared(4 * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
+_DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
+                   lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
 _DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                          lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
 
@@ -281,11 +281,12 @@ def _plan(d, sel: Selection) -> tuple:
 def _channels_last_input(d) -> bool:
     """Whether the cooperative-matrix kernel reads the input itself (NHWC_INPUT): its channels
     contiguous, Cg a multiple of 32 (Xp's channel padding is none), its other strides multiples of
-    16 bytes, taps within 32-bit positions."""
+    16 bytes, taps within 32-bit positions, byte offsets within int32."""
     geo = d.conv_params()
     cg = geo["filter"][1]
     sn, sc, sh, sw = as_4d(d.input_tensor.effective_strides, 0)
-    return sc == 1 and cg % 32 == 0 and all(s % 16 == 0 for s in (sn, sh, sw)) and not d.wide_taps()
+    return (sc == 1 and cg % 32 == 0 and all(s % 16 == 0 for s in (sn, sh, sw)) and not d.wide_taps()
+            and d.input_tensor.total_bytes < 1 << 31)      # byte offsets as int32
 
 
 def _cpu_plan(d, sel: Selection) -> Optional[tuple]:
@@ -365,11 +366,15 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
         mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
     if not (rows_out or cl) or mb == 0:
         return None
+    # channels last: a workgroup takes every block of the group where they divide its invocations and
+    # their filter fits, so that one output pixel's channels are stored together
+    blocks = mg // mb if cl and 128 % (mg // mb) == 0 and mg * per_channel <= sel["DOT_MAX_FILTER_WORDS"] else 1
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     spec, push = _spec_push(d)
-    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb, CL_OUT=int(cl))
-    tiles = -(-(n * oh * -(-ow // opt)) // 128)
-    return TABLE["conv.dot"].kernel(spec=spec, push=push, count=d.group_count * -(-mg // mb) * tiles * 128,
+    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb, CL_OUT=int(cl), BLOCKS=blocks)
+    tiles = -(-(n * oh * -(-ow // opt)) // (128 // blocks))
+    return TABLE["conv.dot"].kernel(spec=spec, push=push,
+                                    count=d.group_count * -(-mg // (mb * blocks)) * tiles * 128,
                                     slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
 
 
