@@ -104,13 +104,6 @@ float column(uint word, uint col) {
     return uintBitsToFloat(0x4B000000u | ((word >> (8 * (col % 4))) & 0xFFu)) - x_sub;
 }
 
-// A window row's bytes [o, o + 4), from its word holding byte o (lo) and the next one (hi); o is
-// static after unrolling.
-uint four_bytes(uint lo, uint hi, uint o) {
-    uint s = 8u * (o % 4u);
-    return s == 0u ? lo : (lo >> s) | (hi << (32u - s));
-}
-
 // Tap t (filter row t / KW, column t % KW) of input channel ic of output channel c.
 int tap(uint c, uint ic, uint t) {
     return load_w(c * p.w_strides.x + ic * p.w_strides.y + (t / KW) * p.w_strides.z + (t % KW) * p.w_strides.w);

@@ -44,13 +44,6 @@ const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
 shared uint wsh[FW];                             // [channel][input channel][filter row][word]
 shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
 
-// A window row's bytes [o, o + 4), from its word holding byte o (lo) and the next one (hi); o is
-// static after unrolling.
-uint four_bytes(uint lo, uint hi, uint o) {
-    uint s = 8u * (o % 4u);
-    return s == 0u ? lo : (lo >> s) | (hi << (32u - s));
-}
-
 void main() {
     uint t = gl_LocalInvocationID.x;
     uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;

@@ -513,10 +513,7 @@ def _depthwise_kernel(d, sel: Selection) -> Optional[Kernel]:
     (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
     spec, push = _spec_push(d)
     slots = (INPUT, FILTER, PARAMS, OUTPUT)
-    n_in, c_in, h_in, w_in = as_4d(d.input_tensor.effective_strides, 0)
-    word_rows = w_in == 1 and all(s % 4 == 0 for s in (n_in, c_in, h_in))
-    strides = as_4d(d.output_tensor.effective_strides, 0)
-    whole_words = strides[3] == 1 and ow % 4 == 0 and all(s % 4 == 0 for s in strides[:3])
+    word_rows, whole_words = _word_rows(d)
     shift = -geo["start"][1] % 4       # the window's first column less its word-aligned start
     caps = sel.capabilities
     cpu = caps is not None and caps.cpu_kernels
