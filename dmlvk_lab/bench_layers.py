@@ -62,8 +62,9 @@ def copy_bandwidth(timer) -> float:
 
 
 def dispatch_ops(kernel: Kernel) -> int:
-    """2 per multiply-add where the kernel is a convolution's main kernel, else 0."""
-    if not CONV_TABLE.owns(kernel.variant):
+    """2 per multiply-add where the kernel is a convolution's main kernel (or conv.dot.float, which
+    computes the convolution with more in its epilogue), else 0."""
+    if not (CONV_TABLE.owns(kernel.variant) or kernel.variant == "conv.dot.float"):
         return 0
     variant = CONV_TABLE[kernel.variant]
     p, c = variant.push_values(kernel), variant.constants(kernel)

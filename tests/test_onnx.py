@@ -565,6 +565,26 @@ def test_device_arrays_in_and_out(device, host):
         session.run(None, {"x": dmlvk.asarray(frames[0].astype(np.float16), device=device)})
 
 
+def test_folded_output_is_written_into_the_callers_array(device):
+    """A graph output that is a view of a kernel's output (the DepthToSpace and DequantizeLinear folded
+    into conv.dot.float, on CPU devices where DOT_ON_CPU) and bound to a DeviceArray: that kernel
+    writes it there, no copy after the run."""
+    import dmlvk.arrays
+    if not device.capabilities.integer_dot_product:
+        pytest.skip("conv.dot needs packed dot products")
+    model = models.quantize(models.espcn(2), models.calibration_frames())
+    x = np.concatenate(models.calibration_frames(1, 12, 16, seed=3))
+    with device.variants(tuning={"DOT_ON_CPU": True}):
+        session = InferenceSession(model, device=device)
+        want, = session.run(None, {"x": x})
+        out = dmlvk.arrays.empty(want.shape, np.float32, device=device)
+        y, = session.run(None, {"x": x}, outputs={"y": out})
+    assert y is out and np.array_equal(out.numpy(), want)
+    plan = next(p for p in session._plans.values() if p.device_outputs)
+    kernel, bufs = plan.device_work()[1][-1]
+    assert kernel.variant == "conv.dot.float" and bufs[-1] is out.buffer
+
+
 def test_quantize_linear_descriptions(device):
     # The device QuantizeLinear/DequantizeLinear operators' own checks and contracts.
     from dmlvk.errors import UnsupportedError
@@ -629,6 +649,70 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
         return
     # (the filters are packed once, at initialization; small frames take split K and its reduction)
     main = lambda vs: [v for v in vs if v != "conv.coopmat.splitk.reduce"]
-    assert main(variants["planned"]) == ["conv.dot", "conv.coopmat.nhwc", "conv.dot"], variants
-    assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot"]
+    assert main(variants["planned"]) == ["conv.dot", "conv.coopmat.nhwc", "conv.dot.float"], variants
+    assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot.float"]
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
+
+
+def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False):
+    """x (y_dt, 16 channels) -> QLinearConv 3x3 (m output channels of y_dt, random constants, 7-bit
+    weights: onnxruntime's u8s8 kernels without VNNI saturate 8-bit ones) -> DepthToSpace (block, mode;
+    none where block is None) -> DequantizeLinear -> the float32 output; extra_output: the
+    convolution's output a graph output too."""
+    w = rng.integers(-64, 64, (m, 16, 3, 3)).astype(np.int8)
+    info = np.iinfo(y_dt)
+    consts = [numpy_helper.from_array(a, k) for k, a in (
+        ("xs", np.float32(0.02)), ("xzp", np.array(rng.integers(info.min, info.max + 1), y_dt)), ("w", w),
+        ("ws", rng.uniform(0.001, 0.01, m).astype(np.float32)), ("wzp", np.zeros(m, np.int8)),
+        ("ys", np.float32(0.4)), ("yzp", np.array(rng.integers(info.min, info.max + 1), y_dt)),
+        ("b", rng.integers(-3000, 3000, m).astype(np.int32)), ("ds", np.float32(0.0371)),
+        ("dzp", np.array(rng.integers(info.min, info.max + 1), y_dt)))]
+    nodes = [helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"], ["q"],
+                              pads=[1, 1, 1, 1])]
+    last = "q"
+    if block is not None:
+        nodes.append(helper.make_node("DepthToSpace", ["q"], ["s"], blocksize=block, mode=mode))
+        last = "s"
+    nodes.append(helper.make_node("DequantizeLinear", [last, "ds", "dzp"], ["y"]))
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if extra_output:
+        outputs.append(helper.make_tensor_value_info("q", helper.np_dtype_to_tensor_dtype(np.dtype(y_dt)), None))
+    x_type = helper.np_dtype_to_tensor_dtype(np.dtype(y_dt))
+    graph = helper.make_graph(nodes, "tail", [helper.make_tensor_value_info("x", x_type, None)],
+                              outputs, consts)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("y_dt,block,mode,m,extra", [(np.uint8, 2, "DCR", 4, False), (np.int8, 2, "CRD", 8, False),
+                                                     (np.uint8, 3, "CRD", 9, False), (np.int8, None, None, 4, False),
+                                                     (np.uint8, None, None, 1, False), (np.uint8, 2, "DCR", 4, True)],
+                         ids=["dcr2", "crd2-int8", "crd3", "no-d2s", "no-d2s-1", "graph-output"])
+def test_dequantized_tail_folds_into_the_last_convolution(device, rng, y_dt, block, mode, m, extra):
+    """QLinearConv -> [DepthToSpace ->] DequantizeLinear runs as one kernel (conv.dot.float: the
+    convolution's epilogue dequantizes and stores each value where the DepthToSpace puts it) where
+    conv.dot runs the convolution (on CPU devices where DOT_ON_CPU), and as three operators where the
+    convolution's output is read elsewhere (a graph output); equal to onnxruntime's and the reference's
+    outputs on every element either way. One image channel (dcr2, crd3, no-d2s-1: an invocation holds
+    every channel) takes the 16-byte stores of whole rows, more (crd2-int8, no-d2s) one float a store."""
+    import dmlvk
+    model = conv_tail_model(rng, y_dt, block, mode, m, extra)
+    info = np.iinfo(y_dt)
+    x = rng.integers(info.min, info.max + 1, (2, 16, 5, 12)).astype(y_dt)
+    want = reference_run(model, {"x": x})
+    want_ort = run_ort(model, {"x": x})
+    assert all(np.array_equal(a, b) for a, b in zip(want_ort, want))
+    dev = dmlvk.Device()
+    with dev.variants(tuning=dict(DOT_ON_CPU=True, DOT_FEW_CHANNELS=16, DOT_CHANNELS=16)):
+        session = InferenceSession(model, device=dev)
+        got = session.run(None, {"x": x})
+        _, dispatches, _ = session.device_work({"x": x})
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    variants = [k.variant for k, _ in dispatches]
+    if not dev.capabilities.integer_dot_product:
+        assert "conv.dot.float" not in variants
+    elif extra:
+        assert "conv.dot" in variants and "conv.dot.float" not in variants, variants
+    else:
+        assert variants == ["conv.dot.float"], variants

@@ -1194,3 +1194,25 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
                                np.float32([args[7]]), words(args[8], y_dt)], outputs=[out])
             got = out[:expected.size].reshape(n, oh, ow, m).transpose(0, 3, 1, 2)
             assert np.array_equal(got, expected), kwargs
+
+
+def test_dequantized_output_only_where_conv_dot_runs(device):
+    """QuantizedLinearConvolutionOperator.dequantized (the ONNX runner's folded DepthToSpace and
+    DequantizeLinear): conv.dot.float with the packed float32 image as its output where the plan is
+    conv.dot writing rows; None where the plan is another kernel, or the channels are not a multiple
+    of block^2; conv.dot.float cannot be forced (a step of conv.dot's fused plan)."""
+    desc = conv_desc(1, 16, 4, 8, 4, 3, 3, pads=(1, 1))
+    with device.variants(tuning={"conv.dot": False}):
+        assert device.create_operator(desc).dequantized(2, False, 0.5, 3) is None
+    if not device.capabilities.integer_dot_product:
+        return
+    with device.variants(tuning={"DOT_ON_CPU": True}):
+        op = device.create_operator(desc)
+    fused = op.dequantized(2, True, np.float32(0.5), -3)
+    assert [k.variant for k in fused.kernels] == ["conv.dot.float"]
+    assert C(fused.kernels[0])["D2S"] == 2 and C(fused.kernels[0])["DQ_ZP"] == 2**32 - 3
+    out = fused.output_descs[0]
+    assert (out.data_type, tuple(out.sizes)) == (F32, (1, 1, 8, 16))
+    assert op.dequantized(3, False, 0.5, 3) is None                   # 4 channels: not 9 a block
+    with pytest.raises(ValueError, match="has no variant"):
+        device.create_operator(desc, force="conv.dot.float")

@@ -34,6 +34,7 @@ class Context:
     shapes: Dict[str, tuple]
     host_quantization: bool = False
     layouts: Dict[str, tuple] = field(default_factory=dict)   # strides of tensors planned channels-last
+    folded: set = field(default_factory=set)   # outputs an earlier node's kernel computes (their nodes: views)
 
     def input(self, n: Node, k: int = 0) -> tuple:
         return self.shapes[n.inputs[k]]
@@ -195,6 +196,30 @@ def _whole_words(kernel) -> bool:
     return kernel.variant == "conv.dot" or constants.get("PACKED_OUT", 0) != 0
 
 
+def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
+    """(nodes, (block, crd, scale, zero point)) where the node's output goes on, read by nothing else
+    and no graph output, through a DepthToSpace (DCR or CRD; or none: block 1) to a per-tensor
+    DequantizeLinear to float32 on the device: what conv.dot.float folds into the convolution's
+    epilogue (QuantizedLinearConvolutionOperator.dequantized). Else None."""
+    graph = ctx.graph
+
+    def only_user(name: str) -> Optional[Node]:
+        users = graph.users(name)
+        return users[0] if len(users) == 1 and name not in graph.output_names else None
+
+    nodes, block, crd = [], 1, False
+    user = only_user(n.outputs[0])
+    if user is not None and user.op == "DepthToSpace" and user.attr("mode", "DCR") in ("DCR", "CRD"):
+        nodes, block, crd = [user], int(user.attrs["blocksize"]), user.attr("mode", "DCR") == "CRD"
+        user = only_user(user.outputs[0])
+    if user is None or user.op != "DequantizeLinear" or ctx.host_quantization:
+        return None
+    scale, zp = graph.consts.get(user.inputs[1]), graph.const(user.input(2))
+    if scale is None or scale.size != 1 or scale.dtype != np.float32 or (zp is not None and zp.size != 1):
+        return None
+    return nodes + [user], (block, crd, np.float32(scale.reshape(-1)[0]), 0 if zp is None else int(zp.reshape(-1)[0]))
+
+
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
     out_strides = _plan_channels_last(n, ctx, shape, dt)
@@ -202,11 +227,16 @@ def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     if out_strides is not None:
         ctx.layouts[n.outputs[0]] = out_strides
     op = _described(n, lambda: ctx.device.create_operator(desc))
+    tail = _dequantized_tail(n, ctx)
+    fused = None if tail is None else op.dequantized(*tail[1])
+    if fused is not None:            # the DepthToSpace and DequantizeLinear nodes: views of its output
+        op = fused
+        ctx.folded.update(t.outputs[0] for t in tail[0])
     # The weights are constants: OWNED_BY_DML, bound once, here.
     owned = (FILTER, INPUT_ZP, FILTER_ZP)
     op.initialize([a if i in owned else None for i, a in enumerate(raw)])
     bindings = tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))
-    out = desc.output_tensor
+    out = op.output_descs[0]
     return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op, bindings[1:])
 
 
@@ -350,6 +380,15 @@ LOWERINGS: Dict[str, Lowering] = {
     "Unsqueeze": Lowering(_view(_unsqueezed), _check_axes, layout=True),
 }
 LAYOUT_OPS = frozenset(op for op, entry in LOWERINGS.items() if entry.layout)
+
+
+def lower(n: Node, ctx: Context) -> Lowered:
+    """The node lowered by its op's entry, or, where an earlier node's kernel computed its output too
+    (Context.folded), as a view of its input (which that kernel made in the output's shape and type)."""
+    if n.outputs[0] in ctx.folded:
+        shape, dt = ctx.input(n)
+        return Lowered("view", tuple(shape), np.dtype(dt))
+    return LOWERINGS[n.op].lower(n, ctx)
 
 
 def check(graph: Graph) -> List[str]:

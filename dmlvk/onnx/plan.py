@@ -16,7 +16,7 @@ from ..runtime.commands import CommandList
 from ..runtime.device import Buffer, Device
 from .graph import Graph
 from .hostcopy import POOL
-from .lower import LOWERINGS, Context
+from .lower import Context, lower
 
 RECYCLED = 4                 # output arrays a stream's plan keeps to reuse, per output
 
@@ -69,7 +69,7 @@ class Plan:
         self.steps: list = []
         on_device = set()         # names produced by device work
         for n in graph.nodes:
-            low = LOWERINGS[n.op].lower(n, ctx)
+            low = lower(n, ctx)
             shapes[n.outputs[0]] = (low.shape, low.dtype)
             stretch = self.steps[-1][1] if self.steps and self.steps[-1][0] == "device" else None
             if low.kind == "device" or (low.kind == "view" and stretch is not None and n.inputs[0] in on_device):
@@ -192,6 +192,17 @@ class Plan:
         bufs: Dict[str, OnDevice] = {}
         uploads = []
         commands = CommandList(dev)
+        # The caller's output arrays by the name of the operator output whose bytes they are: a graph
+        # output's own, or where it is a view (a folded node's, a reshape's) that of the view's source.
+        given_for = {}
+        for n, low in reversed(stretch.calls):
+            name = n.outputs[0]
+            target = ((name, low.shape, low.dtype, self.device_outputs[name]) if name in self.device_outputs
+                      else given_for.get(name))
+            if target is not None:
+                given_for[name] = target
+                if low.kind == "view":
+                    given_for.setdefault(n.inputs[0], target)
         for n, low in stretch.calls:
             src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
             if low.kind == "view":        # a re-view: the same Buffer
@@ -203,9 +214,12 @@ class Plan:
                 a = np.asarray(src)
                 x = bufs[n.inputs[0]] = OnDevice(Buffer(dev, max(-(-a.nbytes // 4) * 4, 4)), a.shape, a.dtype)
                 uploads.append((n.inputs[0], x.buffer))
-            given = self.device_outputs.get(n.outputs[0])
+            target = given_for.get(n.outputs[0])
+            given = None if target is None else target[3]
             if given is not None:
-                check_given(n.outputs[0], low.shape, low.dtype, given)
+                check_given(*target[:3], given)
+                if given.buffer.nbytes < low.op.output_descs[0].total_bytes:
+                    given = None              # a view of fewer bytes: written there after the run
             out_bytes = low.op.output_descs[0].total_bytes
             y = bufs[n.outputs[0]] = OnDevice(Buffer(dev, out_bytes) if given is None else given.buffer,
                                               low.shape, low.dtype)

@@ -13,6 +13,10 @@
 // not 0 (params[2 + 3M], set by the host). The biased sums are requantized as requantize_biased
 // (qconv_common.glsl) does and stored as whole words: output rows word aligned with OW a multiple
 // of 4, or (CL_OUT) a channels-last output, four channels of a pixel a word.
+// With D2S (conv.dot.float: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear) each
+// output byte is then dequantized, float32(q - DQ_ZP) * DQ_SCALE as dequantize_linear.comp computes
+// it, and stored as a float at its place after a DepthToSpace of block D2S (1: none), so that one
+// kernel writes the float image.
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -33,6 +37,13 @@ layout(constant_id = 14) const uint CL_OUT = 0;
 // Channel blocks of MB a workgroup covers (1, or with CL_OUT every block of the group, so that
 // neighbouring invocations store one output pixel's channels together), dividing its invocations.
 layout(constant_id = 15) const uint BLOCKS = 1;
+// 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
+// the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
+// dequantization's scale bits and zero point DQ_SCALE and DQ_ZP.
+layout(constant_id = 16) const uint D2S = 0;
+layout(constant_id = 17) const uint D2S_CRD = 0;
+layout(constant_id = 18) const uint DQ_SCALE = 0;
+layout(constant_id = 19) const int DQ_ZP = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words of a filter row
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
@@ -41,6 +52,7 @@ const uint WORDS = (SHIFT + WIN + 3) / 4;        // input words of a window row
 const uint FW = BLOCKS * MB * CG * KH * KQ;      // filter words of a workgroup's channels
 const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
 
+layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store
 shared uint wsh[FW];                             // [channel][input channel][filter row][word]
 shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
 
@@ -171,6 +183,54 @@ void main() {
                     word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
                 }
                 y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = (word + word_add) ^ flip_out;
+            }
+        }
+        return;
+    }
+    if (D2S != 0) {
+        float dq_scale = uintBitsToFloat(DQ_SCALE);
+        uint C = M / (D2S * D2S), FH = OH * D2S, FWD = OW * D2S;    // the float image's channels, rows, columns
+        float f[MB][OPT];
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+            uint m = m0 + min(mb, mcount - 1);
+            int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
+            float mult = uintBitsToFloat(params[2 + m]);
+            [[unroll]] for (uint j = 0; j < OPT; ++j) {
+                precise float v = float(acc[mb][j] + cw * rs[j] + bias) * mult;
+                precise float t = v + MAGIC;
+                int q = int(floatBitsToUint(clamp(t, lo, hi)) - 0x4B400000u) + yzp;   // the output byte's value
+                precise float r = float(q - DQ_ZP) * dq_scale;
+                f[mb][j] = r;
+            }
+        }
+        if (MB == D2S * D2S && M == MB) {
+            // One image channel, the invocation holding its every channel (either order: m = D2S * row
+            // + column in the block): each of its D2S rows' OPT * D2S floats, 16 bytes a store (OW and
+            // OPT multiples of 4: whole, aligned pieces).
+            uint left = (OW - ow0) * D2S;                          // floats of the row from ow0 on
+            [[unroll]] for (uint i = 0; i < D2S; ++i) {
+                uint at = ((n * FH + oh * D2S + i) * FWD + ow0 * D2S) / 4;
+                [[unroll]] for (uint w4 = 0; w4 < OPT * D2S / 4; ++w4) {
+                    if (4 * w4 >= left) break;
+                    uvec4 v;
+                    [[unroll]] for (uint e = 0; e < 4; ++e) {
+                        uint k = 4 * w4 + e;
+                        v[e] = floatBitsToUint(f[i * D2S + k % D2S][k / D2S]);
+                    }
+                    y_vec4[at + w4] = v;
+                }
+            }
+            return;
+        }
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+            if (mb >= mcount) break;
+            uint m = m0 + mb;
+            uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
+            uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;        // (row, column) in the block
+            uint fbase = ((n * C + c) * FH + oh * D2S + blk / D2S) * FWD + ow0 * D2S + blk % D2S;
+            [[unroll]] for (uint j = 0; j < OPT; ++j) {
+                if (ow0 + j >= OW) break;
+                y_words[fbase + j * D2S] = floatBitsToUint(f[mb][j]);
             }
         }
         return;

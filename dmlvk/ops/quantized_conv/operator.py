@@ -15,7 +15,7 @@ from ...tensor import TensorDesc
 from ..base import CompiledOperator
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,
                      OUTPUT_ZP, WP_SCRATCH)
-from .variants import TABLE, plan
+from .variants import TABLE, float_output, plan
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:
@@ -42,8 +42,17 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
     operator_name = OP
     _param_slots = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP)
 
-    def __init__(self, device: Device, desc, choice: Optional[VariantChoice] = None):
+    def __init__(self, device: Device, desc, choice: Optional[VariantChoice] = None,
+                 dequantize: Optional[tuple] = None):
+        """dequantize: (block, crd, scale, zero point): the output is the float32 image of a DepthToSpace
+        and a dequantization after the convolution (dequantized())."""
         kernels, scratch = plan(desc, TABLE.chosen_by(device.capabilities, choice))
+        output = desc.output_tensor
+        if dequantize is not None:
+            fused = float_output(desc, kernels, *dequantize)
+            if fused is None:
+                raise ValueError(f"{OP}: its kernel ({kernels[-1].variant}) does not dequantize its output")
+            kernels, output = fused
         # The cooperative-matrix path packs the filter at initialization instead of at every
         # execution where the filter, and the zero points its packing reads, are OWNED_BY_DML
         # (bound once, at initialization: "DML may reformat it"; see constant_filter).
@@ -57,8 +66,19 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
             kernels = [k for k in kernels if k is not packing]
             scratch = tuple(scratch[:w]) + (4,) + tuple(scratch[w + 1:])
         self._packed_filter = None
-        super().__init__(device, desc, t[:OUTPUT], [desc.output_tensor], kernels, scratch)
+        super().__init__(device, desc, t[:OUTPUT], [output], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
+        self._choice = choice
+
+    def dequantized(self, block: int, crd: bool, scale, zero_point: int) -> Optional["QuantizedLinearConvolutionOperator"]:
+        """This convolution, then a DepthToSpace of this block (1: none; crd: the column-row-depth
+        order) and a per-tensor DequantizeLinear (float32(q - zero_point) * scale), as one kernel
+        (conv.dot.float) whose output binding is the packed float32 image; for the ONNX runner. None
+        where this operator's kernel cannot (variants.float_output)."""
+        if float_output(self.desc, self._kernels, block, crd, scale, zero_point) is None:
+            return None
+        return QuantizedLinearConvolutionOperator(self.device, self.desc, self._choice,
+                                                  (block, crd, scale, zero_point))
 
     def initialize(self, inputs: Sequence) -> None:
         super().initialize(inputs)

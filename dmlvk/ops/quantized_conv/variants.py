@@ -7,11 +7,15 @@ matrix products, with split K for small batches), the depthwise kernels, the CPU
 accepts. Measurements: NVIDIA H200 and Mesa 22.3.6's lavapipe, as each variant says."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
+
+import numpy as np
 
 from ...enums import DataType
 from ...runtime.capabilities import CPU_KERNELS
 from ...runtime.kernel import Kernel
+from ...tensor import TensorDesc
 from ..variants import Need, Rule, Selection, Table, Variant
 from .layout import CPU_FILTER, FILTER, INPUT, OUTPUT, PARAMS, PART, PUSH, WP, XP, as_4d
 
@@ -31,16 +35,19 @@ _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _GATHERING_BUILDS)
 _ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _GATHERING_BUILDS)
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
-    """Shared memory of a qlinear_conv_coopmat.comp kernel: its epilogue's 8 KiB stage, and the row
-    tiles Xt (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles
-    (32 x WM channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row)."""
-    if ("ROW_TILES", 1) in tuple(defines):
+    """Shared memory of a qlinear_conv_coopmat.comp kernel: the row tiles Xt (ROW_TILES: KH rows of
+    128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM channels and 128 pixels,
+    BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB stage, which with real
+    matrices and no row tiles is the B tile's memory."""
+    defines = tuple(defines)
+    if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
-    return 8192 + (32 * constants["WM_SPEC"] + 128) * 5 * 16
+    stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
+    return stage + (32 * constants["WM_SPEC"] + 128) * 5 * 16
 
 
-_COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (23,552 bytes with 64-channel tiles, 28,672 with "
-                       "128; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
+_COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
+                       "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
                    lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
@@ -127,6 +134,11 @@ _VARIANTS = [
                      "conv.depthwise.rows' 94. 8 outputs and 8 channels an invocation measured fastest of "
                      "4-16 outputs and 4-32 channels; the 3x3 64->32 layer took 449 us against that path's 134 + 41",
             measured_on=H200),
+    Variant("conv.dot.float", "qlinear_conv_dot", _DOT + ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP"),
+            "conv.dot whose epilogue also dequantizes each output byte to float32 and stores it where a "
+            "DepthToSpace puts it: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear as one "
+            "kernel (float_output), where the convolution's plan is conv.dot writing rows",
+            requires=("shaderIntegerDotProduct",), step_of="conv.dot", measured_on=H200),
     Variant("conv.depthwise.rows", "qlinear_conv_depthwise_rows", _ROWS,
             "depthwise layers and narrow groups with word-aligned rows: an invocation holds its window rows' "
             "input words in registers (32, 16, 8 or 4 outputs), walking down the rows where stride and dilation "
@@ -376,6 +388,25 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     return TABLE["conv.dot"].kernel(spec=spec, push=push,
                                     count=d.group_count * -(-mg // (mb * blocks)) * tiles * 128,
                                     slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
+
+
+def float_output(d, kernels: list, block: int, crd: bool, scale, zero_point: int) -> Optional[tuple]:
+    """(kernels, output TensorDesc) of the convolution followed by a DepthToSpace of this block (1:
+    none; crd: the column-row-depth order, else depth-column-row) and a per-tensor dequantization
+    float32(q - zero_point) * scale: its plan's conv.dot kernel as conv.dot.float, whose output is the
+    packed float32 image. None where the plan is not one conv.dot kernel writing rows of the 8-bit
+    output, or the channels are not a multiple of block^2."""
+    if len(kernels) != 1 or kernels[0].variant != "conv.dot" or block < 1:
+        return None
+    dot = kernels[0]
+    constants = TABLE["conv.dot"].constants(dot)
+    n, m, oh, ow = as_4d(d.output_grid(), 1)
+    if constants["CL_OUT"] or constants["INT32_OUT"] or m % (block * block):
+        return None
+    bits = int(np.float32(scale).view(np.uint32))
+    kernel = dataclasses.replace(dot, spec=dot.spec + (block, int(crd), bits, int(zero_point) & 0xFFFFFFFF),
+                                 variant="conv.dot.float")
+    return [kernel], TensorDesc(DataType.FLOAT32, (n, m // (block * block), oh * block, ow * block))
 
 
 def _narrow_plan(d, sel: Selection) -> Optional[tuple]:
