@@ -565,6 +565,32 @@ def test_device_arrays_in_and_out(device, host):
         session.run(None, {"x": dmlvk.asarray(frames[0].astype(np.float16), device=device)})
 
 
+@pytest.mark.parametrize("case", ["per-channel-dequantize", "host-quantization"])
+def test_dequantized_tail_not_folded(case, rng):
+    """The fold's other conditions, just outside them: a DequantizeLinear with a scale and zero point
+    per channel, and a session that quantizes on the host, run the convolution and the
+    DequantizeLinear apart (no conv.dot.float), equal to onnxruntime's outputs."""
+    import dmlvk
+    model = conv_tail_model(rng, np.uint8, None, None, 4)
+    if case == "per-channel-dequantize":
+        inits = {i.name: i for i in model.graph.initializer}
+        for name, value in (("ds", rng.uniform(0.01, 0.05, 4).astype(np.float32)),
+                            ("dzp", rng.integers(0, 256, 4).astype(np.uint8))):
+            inits[name].CopyFrom(numpy_helper.from_array(value, name))
+    x = rng.integers(0, 256, (2, 16, 5, 12)).astype(np.uint8)
+    want = run_ort(model, {"x": x})
+    dev = dmlvk.Device()
+    with dev.variants(tuning=dict(DOT_ON_CPU=True)):
+        session = InferenceSession(model, device=dev, host_quantization=case == "host-quantization")
+        got = session.run(None, {"x": x})
+        _, dispatches, _ = session.device_work({"x": x})
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    variants = [k.variant for k, _ in dispatches]
+    assert "conv.dot.float" not in variants, variants
+    if dev.capabilities.integer_dot_product:
+        assert "conv.dot" in variants, variants
+
+
 def test_folded_output_is_written_into_the_callers_array(device):
     """A graph output that is a view of a kernel's output (the DepthToSpace and DequantizeLinear folded
     into conv.dot.float, on CPU devices where DOT_ON_CPU) and bound to a DeviceArray: that kernel
