@@ -62,11 +62,11 @@ def copy_bandwidth(timer) -> float:
 
 
 def dispatch_ops(kernel: Kernel) -> int:
-    """2 per multiply-add where the kernel is a convolution's main kernel (or conv.dot.float, which
-    computes the convolution with more in its epilogue), else 0."""
-    if not (CONV_TABLE.owns(kernel.variant) or kernel.variant == "conv.dot.float"):
+    """2 per multiply-add where the kernel is a convolution's main kernel (any variant but its steps:
+    packing, reduction), else 0."""
+    variant = CONV_TABLE.variants.get(kernel.variant)
+    if variant is None or variant.step_of:
         return 0
-    variant = CONV_TABLE[kernel.variant]
     p, c = variant.push_values(kernel), variant.constants(kernel)
     n, m, oh, ow = p["out_sizes"]
     return 2 * n * m * oh * ow * p["cg"] * c["KH"] * c["KW"]

@@ -26,14 +26,16 @@ def render() -> str:
            "`Device.create_operator(desc, force=NAME)` runs one by name, `tuning={NUMBER: value}` "
            "changes a number, `tuning={NAME: False}` leaves a variant out; `DMLVK_VARIANT=NAME` forces "
            "one for every operator that has it. Steps are kernels that run as part of another "
-           "variant's plan. Every kernel also keeps the device's maxComputeWorkGroupInvocations and "
-           "maxPushConstantsSize, and its variant's \"correct within\" limits: a routine takes another "
+           "variant's plan; extensions are variants with more in their epilogue that only an API of "
+           "their own reaches (the ONNX runner's folds). Every kernel also keeps the device's "
+           "maxComputeWorkGroupInvocations and maxPushConstantsSize, and its variant's \"correct within\" limits: a routine takes another "
            "way where they fail, and a forced variant raises a ValueError naming the one it breaks.", ""]
     for table in TABLES:
         out += [f"## {table.operator}", "", "| variant | shader | what it does | needs | wins where |",
                 "|---|---|---|---|---|"]
         for v in table:
-            what = _cell(v.summary) + (f" (a step of `{v.step_of}`)" if v.step_of else "")
+            what = _cell(v.summary) + (f" (a step of `{v.step_of}`)" if v.step_of else "") \
+                + (f" (`{v.extends}` extended, not forceable)" if v.extends else "")
             where = _cell(v.wins.text) if v.wins else "-"
             out.append(f"| `{v.name}` | `{v.shader}` | {what} | {', '.join(v.requires) or '-'} | {where} |")
         out.append("")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dmlvk
-from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, reference
+from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, ValidationError, reference
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
                                       prepare_call, small_tensor_bytes)
 from dmlvk.ops.base import array_binding
@@ -1197,22 +1197,25 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
 
 
 def test_dequantized_output_only_where_conv_dot_runs(device):
-    """QuantizedLinearConvolutionOperator.dequantized (the ONNX runner's folded DepthToSpace and
+    """QuantizedLinearConvolutionDesc.compile_dequantized (the ONNX runner's folded DepthToSpace and
     DequantizeLinear): conv.dot.float with the packed float32 image as its output where the plan is
     conv.dot writing rows; None where the plan is another kernel, or the channels are not a multiple
-    of block^2; conv.dot.float cannot be forced (a step of conv.dot's fused plan)."""
+    of block^2; validated as compile() validates; conv.dot.float cannot be forced (a step of conv.dot's
+    fused plan)."""
     desc = conv_desc(1, 16, 4, 8, 4, 3, 3, pads=(1, 1))
     with device.variants(tuning={"conv.dot": False}):
-        assert device.create_operator(desc).dequantized(2, False, 0.5, 3) is None
+        assert desc.compile_dequantized(device, (2, False, 0.5, 3)) is None
+    bad = dataclasses.replace(desc, group_count=3)                    # 16 channels: not 3 groups
+    with pytest.raises(ValidationError):
+        bad.compile_dequantized(device, (2, False, 0.5, 3))
     if not device.capabilities.integer_dot_product:
         return
     with device.variants(tuning={"DOT_ON_CPU": True}):
-        op = device.create_operator(desc)
-    fused = op.dequantized(2, True, np.float32(0.5), -3)
+        fused = desc.compile_dequantized(device, (2, True, np.float32(0.5), -3))
+        assert desc.compile_dequantized(device, (3, False, 0.5, 3)) is None     # 4 channels: not 9 a block
     assert [k.variant for k in fused.kernels] == ["conv.dot.float"]
     assert C(fused.kernels[0])["D2S"] == 2 and C(fused.kernels[0])["DQ_ZP"] == 2**32 - 3
     out = fused.output_descs[0]
     assert (out.data_type, tuple(out.sizes)) == (F32, (1, 1, 8, 16))
-    assert op.dequantized(3, False, 0.5, 3) is None                   # 4 channels: not 9 a block
     with pytest.raises(ValueError, match="has no variant"):
         device.create_operator(desc, force="conv.dot.float")

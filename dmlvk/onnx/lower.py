@@ -141,11 +141,16 @@ def _qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, 
         input_zero_point=True, filter_zero_point=True, bias=bias is not None, output_data_type=to_type(yzp.dtype),
         output_zero_point=True, owned_constants=True, **_conv_geometry(n)))
     if out_strides is not None:
-        out = desc.output_tensor
-        desc = dataclasses.replace(desc, output_tensor=TensorDesc(out.data_type, out.sizes, out_strides))
+        desc = _output_strided(desc, out_strides)
     raw = [None, np.float32(xs.reshape(-1)[0]), xzp.reshape(-1).astype(dt), w, ws, wzp,
            None if bias is None else bias.reshape(-1), np.float32(ys.reshape(-1)[0]), yzp.reshape(-1)]
     return desc, [None if a is None else small_tensor_bytes(a) for a in raw]
+
+
+def _output_strided(desc, strides):
+    """The convolution description with its output laid out with these strides."""
+    out = desc.output_tensor
+    return dataclasses.replace(desc, output_tensor=TensorDesc(out.data_type, out.sizes, strides))
 
 
 def _channels_last(sizes) -> tuple:
@@ -180,7 +185,7 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
         out_dt = np.dtype(mine.output_tensor.data_type.numpy_dtype)
         user_before = _qlinearconv_desc(users[0], ctx, sizes, out_dt)[0]
         user_after = _qlinearconv_desc(users[0], ctx, sizes, out_dt, in_strides=strides)[0]
-        mine_after = _qlinearconv_desc(n, ctx, shape, dt, out_strides=strides)[0]
+        mine_after = _output_strided(mine, strides)
     except (ValueError, UnsupportedModelError, KeyError):
         return None
     drops = "conv.coopmat.pack_input" in main(user_before) and "conv.coopmat.nhwc" in main(user_after)
@@ -200,7 +205,7 @@ def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
     """(nodes, (block, crd, scale, zero point)) where the node's output goes on, read by nothing else
     and no graph output, through a DepthToSpace (DCR or CRD; or none: block 1) to a per-tensor
     DequantizeLinear to float32 on the device: what conv.dot.float folds into the convolution's
-    epilogue (QuantizedLinearConvolutionOperator.dequantized). Else None."""
+    epilogue (QuantizedLinearConvolutionDesc.compile_dequantized). Else None."""
     graph = ctx.graph
 
     def only_user(name: str) -> Optional[Node]:
@@ -226,12 +231,12 @@ def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     desc, raw = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), out_strides)
     if out_strides is not None:
         ctx.layouts[n.outputs[0]] = out_strides
-    op = _described(n, lambda: ctx.device.create_operator(desc))
     tail = _dequantized_tail(n, ctx)
-    fused = None if tail is None else op.dequantized(*tail[1])
-    if fused is not None:            # the DepthToSpace and DequantizeLinear nodes: views of its output
-        op = fused
+    op = None if tail is None else _described(n, lambda: desc.compile_dequantized(ctx.device, tail[1]))
+    if op is not None:               # the DepthToSpace and DequantizeLinear nodes: views of its output
         ctx.folded.update(t.outputs[0] for t in tail[0])
+    else:
+        op = _described(n, lambda: ctx.device.create_operator(desc))
     # The weights are constants: OWNED_BY_DML, bound once, here.
     owned = (FILTER, INPUT_ZP, FILTER_ZP)
     op.initialize([a if i in owned else None for i, a in enumerate(raw)])

@@ -110,6 +110,8 @@ class Variant:
     measured: str = ""             # where it measured faster, and against what
     measured_on: str = ""          # the device those figures come from
     step_of: str = ""              # a kernel that runs as part of another variant's plan (packing, reduction)
+    extends: str = ""              # another variant with more in its epilogue, reached only through an API of
+                                   # its own (the ONNX runner's folds), never by a plan's choice or a force
     push: Optional[PushBlock] = None   # its shader's push block (declared once per shader)
     wins: Optional[Rule] = None    # where it measured faster (None: wherever the layout lets it run)
     needs: tuple = ()              # Needs: the limits it is correct within, beyond the device's own
@@ -169,8 +171,9 @@ class Table:
         return iter(self.variants.values())
 
     def owns(self, name: Optional[str]) -> bool:
-        """Whether name is one of the variants a selection may be forced to (not a step of one)."""
-        return name in self.variants and not self.variants[name].step_of
+        """Whether name is one of the variants a selection may be forced to (neither a step of one nor
+        an extension of one)."""
+        return name in self.variants and not (self.variants[name].step_of or self.variants[name].extends)
 
     def selection(self, capabilities: Optional[Capabilities], force: Optional[str] = None,
                   tuning: Optional[Mapping] = None) -> "Selection":
@@ -195,7 +198,7 @@ class Selection:
             tuning = {k: v for k, v in (tuning or {}).items() if k in table.tuning or k in table.variants}
         elif force is not None and not table.owns(force):
             raise ValueError(f"{table.operator} has no variant {force!r}; its variants: "
-                             f"{', '.join(v.name for v in table if not v.step_of)}")
+                             f"{', '.join(v.name for v in table if table.owns(v.name))}")
         tuning = dict(tuning or {})
         unknown = set(tuning) - set(table.tuning) - set(table.variants)
         if unknown:

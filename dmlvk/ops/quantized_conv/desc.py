@@ -288,10 +288,23 @@ class QuantizedLinearConvolutionDesc:
 
     def compile(self, device: Device, choice: Optional[VariantChoice] = None):
         """IDMLDevice::CompileOperator (through Device.create_operator)."""
+        self._check_for(device)
+        return QuantizedLinearConvolutionOperator(device, self, choice)
+
+    def compile_dequantized(self, device: Device, tail: tuple):
+        """The ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear as one compiled operator
+        whose output is the float32 image (QuantizedLinearConvolutionOperator.dequantizing; tail:
+        (block, crd, scale, zero point)), under the device's variant choice; None where its plan
+        cannot fold them."""
+        self._check_for(device)
+        return QuantizedLinearConvolutionOperator.dequantizing(device, self, tail, device.choice())
+
+    def _check_for(self, device: Device) -> None:
+        """What compiling on this device checks first: the description at its feature level, the
+        data types the device can hold, the loop limit."""
         self.validate(device.feature_level, device.debug)
         device.check_data_types(OP, zip(NAMES, self.tensors()))
         self._check_loop_limit(device)
-        return QuantizedLinearConvolutionOperator(device, self, choice)
 
     def _check_loop_limit(self, device: Device) -> None:
         """Refuses, rather than answer wrongly, where the driver stops an invocation's loops early

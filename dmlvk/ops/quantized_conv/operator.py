@@ -42,17 +42,14 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
     operator_name = OP
     _param_slots = (INPUT_SCALE, INPUT_ZP, FILTER_SCALE, FILTER_ZP, BIAS, OUTPUT_SCALE, OUTPUT_ZP)
 
-    def __init__(self, device: Device, desc, choice: Optional[VariantChoice] = None,
-                 dequantize: Optional[tuple] = None):
-        """dequantize: (block, crd, scale, zero point): the output is the float32 image of a DepthToSpace
-        and a dequantization after the convolution (dequantized())."""
-        kernels, scratch = plan(desc, TABLE.chosen_by(device.capabilities, choice))
-        output = desc.output_tensor
-        if dequantize is not None:
-            fused = float_output(desc, kernels, *dequantize)
-            if fused is None:
-                raise ValueError(f"{OP}: its kernel ({kernels[-1].variant}) does not dequantize its output")
-            kernels, output = fused
+    def __init__(self, device: Device, desc, choice: Optional[VariantChoice] = None, planned: Optional[tuple] = None):
+        """planned: (kernels, scratch, output TensorDesc) where the caller planned them (dequantizing()),
+        else the description's plan under the choice, with its own output."""
+        if planned is None:
+            kernels, scratch = plan(desc, TABLE.chosen_by(device.capabilities, choice))
+            output = desc.output_tensor
+        else:
+            kernels, scratch, output = planned
         # The cooperative-matrix path packs the filter at initialization instead of at every
         # execution where the filter, and the zero points its packing reads, are OWNED_BY_DML
         # (bound once, at initialization: "DML may reformat it"; see constant_filter).
@@ -68,17 +65,18 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         self._packed_filter = None
         super().__init__(device, desc, t[:OUTPUT], [output], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
-        self._choice = choice
 
-    def dequantized(self, block: int, crd: bool, scale, zero_point: int) -> Optional["QuantizedLinearConvolutionOperator"]:
-        """This convolution, then a DepthToSpace of this block (1: none; crd: the column-row-depth
-        order) and a per-tensor DequantizeLinear (float32(q - zero_point) * scale), as one kernel
-        (conv.dot.float) whose output binding is the packed float32 image; for the ONNX runner. None
-        where this operator's kernel cannot (variants.float_output)."""
-        if float_output(self.desc, self._kernels, block, crd, scale, zero_point) is None:
-            return None
-        return QuantizedLinearConvolutionOperator(self.device, self.desc, self._choice,
-                                                  (block, crd, scale, zero_point))
+    @classmethod
+    def dequantizing(cls, device: Device, desc, tail: tuple,
+                     choice: Optional[VariantChoice] = None) -> Optional["QuantizedLinearConvolutionOperator"]:
+        """The convolution, then a DepthToSpace and a per-tensor DequantizeLinear, tail = (block (1:
+        none), crd (the column-row-depth order), scale, zero point), as one kernel (conv.dot.float)
+        whose output binding is the packed float32 image float32(q - zero_point) * scale; for the ONNX
+        runner. None where the description's plan under the choice cannot (variants.float_output):
+        nothing is compiled then."""
+        kernels, scratch = plan(desc, TABLE.chosen_by(device.capabilities, choice))
+        fused = float_output(desc, kernels, *tail)
+        return None if fused is None else cls(device, desc, choice, (fused[0], scratch, fused[1]))
 
     def initialize(self, inputs: Sequence) -> None:
         super().initialize(inputs)

@@ -138,7 +138,7 @@ _VARIANTS = [
             "conv.dot whose epilogue also dequantizes each output byte to float32 and stores it where a "
             "DepthToSpace puts it: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear as one "
             "kernel (float_output), where the convolution's plan is conv.dot writing rows",
-            requires=("shaderIntegerDotProduct",), step_of="conv.dot", measured_on=H200),
+            requires=("shaderIntegerDotProduct",), extends="conv.dot", measured_on=H200),
     Variant("conv.depthwise.rows", "qlinear_conv_depthwise_rows", _ROWS,
             "depthwise layers and narrow groups with word-aligned rows: an invocation holds its window rows' "
             "input words in registers (32, 16, 8 or 4 outputs), walking down the rows where stride and dilation "
