@@ -54,7 +54,17 @@ const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
 
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store
 shared uint wsh[FW];                             // [channel][input channel][filter row][word]
+float lo, hi;                                    // the epilogue's clamp bounds (see requantized_bits)
 shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
+
+// An output's requantization, the bits of float(a) * mult + MAGIC (two roundings) clamped to [lo, hi]:
+// those of MAGIC + roundEven(float(a) * mult), saturated as the output zero point then requires
+// (see the epilogue).
+uint requantized_bits(int a, float mult) {
+    precise float v = float(a) * mult;
+    precise float t = v + MAGIC;
+    return floatBitsToUint(clamp(t, lo, hi));
+}
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -161,7 +171,8 @@ void main() {
     // byte, are the output word (signed: its bytes' top bits flipped).
     int yzp = int(params[1]);
     int LO = Y_SIGNED != 0 ? -128 : 0;
-    float lo = MAGIC + float(LO - yzp), hi = lo + 255.0;
+    lo = MAGIC + float(LO - yzp);
+    hi = lo + 255.0;
     uint word_add = (uint(yzp - LO) - 0x4B400000u) * 0x01010101u;
     uint flip_out = Y_SIGNED != 0 ? 0x80808080u : 0u;
     if (CL_OUT != 0) {
@@ -177,11 +188,8 @@ void main() {
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
                 if (ow0 + j >= OW) break;
                 uint word = 0;
-                [[unroll]] for (uint b = 0; b < 4; ++b) {
-                    precise float v = float(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b]) * mult[b];
-                    precise float t = v + MAGIC;
-                    word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
-                }
+                [[unroll]] for (uint b = 0; b < 4; ++b)
+                    word += requantized_bits(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b], mult[b]) << (8 * b);
                 y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = (word + word_add) ^ flip_out;
             }
         }
@@ -196,9 +204,7 @@ void main() {
             int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
             float mult = uintBitsToFloat(params[2 + m]);
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                precise float v = float(acc[mb][j] + cw * rs[j] + bias) * mult;
-                precise float t = v + MAGIC;
-                int q = int(floatBitsToUint(clamp(t, lo, hi)) - 0x4B400000u) + yzp;   // the output byte's value
+                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult) - 0x4B400000u) + yzp;   // its value
                 precise float r = float(q - DQ_ZP) * dq_scale;
                 f[mb][j] = r;
             }
@@ -244,11 +250,8 @@ void main() {
         [[unroll]] for (uint w = 0; w < OPT / 4; ++w) {
             if (ow0 + 4 * w >= OW) break;                      // OW is a multiple of 4
             uint word = 0;
-            [[unroll]] for (uint b = 0; b < 4; ++b) {
-                precise float v = float(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias) * mult;
-                precise float t = v + MAGIC;
-                word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
-            }
+            [[unroll]] for (uint b = 0; b < 4; ++b)
+                word += requantized_bits(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias, mult) << (8 * b);
             y_words[obase + w] = (word + word_add) ^ flip_out;
         }
     }
