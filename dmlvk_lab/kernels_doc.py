@@ -28,8 +28,9 @@ def render() -> str:
            "one for every operator that has it. Steps are kernels that run as part of another "
            "variant's plan; extensions are variants with more in their epilogue that only an API of "
            "their own reaches (the ONNX runner's folds). Every kernel also keeps the device's "
-           "maxComputeWorkGroupInvocations and maxPushConstantsSize, and its variant's \"correct within\" limits: a routine takes another "
-           "way where they fail, and a forced variant raises a ValueError naming the one it breaks.", ""]
+           "maxComputeWorkGroupInvocations and maxPushConstantsSize, and its variant's \"correct "
+           "within\" limits: a routine takes another way where they fail, and a forced variant raises "
+           "a ValueError naming the one it breaks.", ""]
     for table in TABLES:
         out += [f"## {table.operator}", "", "| variant | shader | what it does | needs | wins where |",
                 "|---|---|---|---|---|"]
