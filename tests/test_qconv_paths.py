@@ -1200,8 +1200,8 @@ def test_dequantized_output_only_where_conv_dot_runs(device):
     """QuantizedLinearConvolutionDesc.compile_dequantized (the ONNX runner's folded DepthToSpace and
     DequantizeLinear): conv.dot.float with the packed float32 image as its output where the plan is
     conv.dot writing rows; None where the plan is another kernel, or the channels are not a multiple
-    of block^2; validated as compile() validates; conv.dot.float cannot be forced (a step of conv.dot's
-    fused plan)."""
+    of block^2; validated as compile() validates; conv.dot.float cannot be forced (it extends conv.dot,
+    reached only through compile_dequantized)."""
     desc = conv_desc(1, 16, 4, 8, 4, 3, 3, pads=(1, 1))
     with device.variants(tuning={"conv.dot": False}):
         assert desc.compile_dequantized(device, (2, False, 0.5, 3)) is None
