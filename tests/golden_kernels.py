@@ -126,6 +126,13 @@ def bench_cases():
             for xdt, wdt in ((DataType.UINT8, DataType.INT8), (DataType.INT8, DataType.INT8),
                              (DataType.UINT8, DataType.UINT8)):
                 yield _conv_case(n, c, hw, hw, m, k, k, (1, 1), (1, 1), (pad, pad), (pad, pad), g, xdt, wdt, xdt)
+    # the ESPCN 3x3 64->32 layer as the ONNX runner lowers it, its input channels-last (as the first layer
+    # writes it), and a 32->16 one likewise: the frames of the model benchmark
+    for n in (1, 8):
+        for h, w in ((540, 960), (1080, 1920)):
+            for c, m in ((64, 32), (32, 16)):
+                yield _conv_case(n, c, h, w, m, 3, 3, (1, 1), (1, 1), (1, 1), (1, 1), 1, DataType.UINT8, DataType.INT8,
+                                 DataType.UINT8, in_strides=nhwc_strides((n, c, h, w)))
 
 
 def _conv_case(n, c, h, w, m, kh, kw, s, d, pa, pb, g, xdt, wdt, ydt, in_strides=None, out_strides=None,

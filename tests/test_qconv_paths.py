@@ -12,6 +12,7 @@ from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, Validati
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
                                       prepare_call, small_tensor_bytes)
 from dmlvk.ops.base import array_binding
+from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST
 from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
@@ -708,8 +709,8 @@ def test_fast_path_strided_tensors_and_buffers(fast_device, rng, split_k):
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_channels_last_input_is_read_in_place(fast_device, rng, split_k, types):
-    """conv.coopmat.nhwc: a channels-last input (Cg a multiple of 32) is read by the cooperative-matrix
-    kernel itself, no packing kernel, on random windows, strides, paddings, groups and zero points
+    """conv.coopmat.nhwc (or conv.coopmat.halo, where it is chosen): a channels-last input (Cg a multiple
+    of 32) is read by the cooperative-matrix kernel itself, no packing kernel, on random windows, strides, paddings, groups and zero points
     (distinct filter zero points: the window sums), against the reference."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
@@ -735,7 +736,7 @@ def test_channels_last_input_is_read_in_place(fast_device, rng, split_k, types):
         op = fast_device.create_operator(desc)
         shaders = [k.shader for k in op.kernels]
         assert "qconv_pack_input" not in shaders and op.kernels[shaders.index("qlinear_conv_coopmat")].variant \
-            == "conv.coopmat.nhwc", op.kernels
+            in READS_CHANNELS_LAST, op.kernels
         f32 = lambda v: np.array([v], np.float32)
         words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
         out = np.zeros(expected.size + 3, y_dt)
@@ -964,6 +965,78 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
     got = np.lib.stride_tricks.as_strided(out.numpy(np.uint8, (desc.output_tensor.total_bytes,)), out_sizes,
                                           desc.output_tensor.effective_strides)
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_halo_tiles_exact(fast_device, rng, types):
+    """conv.coopmat.halo (forced) on channels-last inputs: tiles cut by the image's last rows and columns
+    (heights and widths off 8 and 32), two images, padding of 0-2, groups of 32 channels with 9-40 output
+    channels (tiles holding rows past them, two channel tiles), distinct filter zero points (the window
+    sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC and with gapped rows (byte
+    stores); against the reference."""
+    x_dt, w_dt, y_dt = types
+    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+    cases = [((3, 3), 11, 48, 1, 20, "packed"), ((3, 3), 9, 36, 2, 40, "packed"), ((1, 1), 8, 33, 1, 16, "nhwc"),
+             ((2, 3), 17, 20, 1, 9, "gapped"), ((3, 1), 5, 64, 2, 32, "packed")]
+    for (kh, kw), h, w, g, mg, out_kind in cases:
+        cg, n = 32, 2
+        c, m = cg * g, mg * g
+        pads = tuple(int(v) for v in rng.integers(0, 3, 4))
+        x = random_ints(rng, x_dt, (n, h, w, c))
+        wt = random_ints(rng, w_dt, (m, cg, kh, kw))
+        xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
+        scale_ws = rng.uniform(0.0005, 0.01, m).astype(np.float32)
+        bias = rng.integers(-3000, 3000, m).astype(np.int32)
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[:2], end_padding=pads[2:], group_count=g)
+        want = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2), 0.02, xzp, wt, scale_ws, wzp, bias,
+                                                      0.5, yzp, np.dtype(y_dt), **kwargs)
+        _, _, oh, ow = want.shape
+        out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
+                       "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
+        scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+        desc = QuantizedLinearConvolutionDesc(
+            TensorDesc(dts[np.dtype(x_dt)], (n, c, h, w), (h * w * c, 1, w * c, c)), scalar(F32),
+            scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
+            TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
+            scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
+        op = fast_device.create_operator(desc, force="conv.coopmat.halo")
+        assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.halo"], op.kernels
+        packed = {"packed": 2 if ow % 16 == 0 else 1 if ow % 4 == 0 else 0}.get(out_kind, 0)
+        assert C(op.kernels[-1])["PACKED_OUT"] == packed, (out_kind, want.shape)
+        f32 = lambda v: np.array([v], np.float32)
+        words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
+        total = desc.output_tensor.total_bytes
+        out = np.zeros(-(-total // 4) * 4, y_dt)
+        op.execute(inputs=[x, f32(0.02), words(xzp, x_dt), wt, scale_ws, words(wzp, w_dt), bias, f32(0.5),
+                           words(yzp, y_dt)], outputs=[out])
+        got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
+        assert np.array_equal(got, want), (kh, kw, h, w, g, mg, out_kind, pads)
+
+
+def test_halo_tiles_choice():
+    """Where conv.coopmat.halo is chosen: stride and dilation 1, a channels-last input conv.coopmat.nhwc
+    could read, HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group, its window and filter rows
+    within the device's shared memory (48 KiB here, as on NVIDIA GPUs); elsewhere the kernel before it."""
+    gpu = dataclasses.replace(coopmat_caps(), max_shared_memory=48 * 1024)
+    nhwc = lambda sizes: (sizes[1] * sizes[2] * sizes[3], 1, sizes[3] * sizes[1], sizes[1])
+    main = lambda d: [k.variant for k in d.plan(gpu)[0]][-1]
+
+    def layer(c=64, m=32, k=3, strides=(1, 1), dil=(1, 1), channels_last=True):
+        d = conv_desc(1, c, 540, 960, m, k, k, pads=(k // 2, k // 2), strides=strides, dil=dil)
+        if not channels_last:
+            return d
+        return dataclasses.replace(d, input_tensor=TensorDesc(d.input_tensor.data_type, d.input_tensor.sizes,
+                                                              nhwc(d.input_tensor.sizes)))
+    assert main(layer()) == "conv.coopmat.halo"                      # the ESPCN 3x3 64->32 layer
+    assert main(layer(m=TABLE.tuning["HALO_MIN_CHANNELS"])) == "conv.coopmat.halo"
+    assert main(layer(m=TABLE.tuning["HALO_MAX_CHANNELS"] + 1)) == "conv.coopmat.nhwc"
+    assert main(layer(m=TABLE.tuning["HALO_MIN_CHANNELS"] - 1)) == "conv.coopmat.nhwc"
+    assert main(layer(strides=(2, 2))) == "conv.coopmat.nhwc"
+    assert main(layer(dil=(1, 2))) == "conv.coopmat.nhwc"
+    assert main(layer(k=5)) == "conv.coopmat.nhwc"                   # 5x5 x 64 channels: past 48 KiB
+    assert main(layer(c=32, k=5)) == "conv.coopmat.halo"             # 5x5 x 32 channels: 45.75 KiB
+    assert main(layer(channels_last=False)) != "conv.coopmat.halo"
 
 
 def test_row_tiles_fast_path_choice():

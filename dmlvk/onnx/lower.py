@@ -17,7 +17,7 @@ from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
-from ..ops.quantized_conv.variants import TABLE as CONV_TABLE, plan as conv_plan
+from ..ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE, plan as conv_plan
 from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
 from ..runtime.device import Device
 from ..tensor import TensorDesc
@@ -161,7 +161,7 @@ def _channels_last(sizes) -> tuple:
 def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tuple]:
     """Channels-last strides for the node's output where that layout drops a kernel (the layout
     planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
-    QLinearConv whose plan then reads it in place instead of packing it (conv.coopmat.nhwc), and the
+    QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), and the
     node's own plan writes it with the same kernel as packed NCHW, whole words at a time. Else None."""
     out = n.outputs[0]
     users = ctx.graph.users(out)
@@ -188,7 +188,7 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
         mine_after = _output_strided(mine, strides)
     except (ValueError, UnsupportedModelError, KeyError):
         return None
-    drops = "conv.coopmat.pack_input" in main(user_before) and "conv.coopmat.nhwc" in main(user_after)
+    drops = "conv.coopmat.pack_input" in main(user_before) and bool(set(READS_CHANNELS_LAST) & set(main(user_after)))
     writer = plan(mine_after)[-1:]
     same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
     return strides if drops and same and _whole_words(writer[0]) else None

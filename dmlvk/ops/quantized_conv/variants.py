@@ -33,13 +33,18 @@ _GATHERING_BUILDS = ((("WM_FIXED", 2),), (("WM_FIXED", 4),)) + tuple((("WM_FIXED
 _COOPMAT_BUILDS = _GATHERING_BUILDS + ((("WM_FIXED", 1),),) + tuple((("WM_FIXED", 1),) + e for e in _EMULATIONS)
 _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _GATHERING_BUILDS)
 _ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _GATHERING_BUILDS)
+_HALO_BUILDS = tuple((("WM_FIXED", 1),) + e + (("HALO", 1),) for e in ((),) + _EMULATIONS)
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
-    """Shared memory of a qlinear_conv_coopmat.comp kernel: the row tiles Xt (ROW_TILES: KH rows of
-    128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM channels and 128 pixels,
-    BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB stage, which with real
-    matrices and no row tiles is the B tile's memory."""
+    """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
+    rows of 32 + KW - 1 positions, 32 filter rows, each with 16 bytes of padding), the row tiles Xt
+    (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM
+    channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
+    stage, which with real matrices and no row tiles (with HALO always) is the B tile's memory."""
     defines = tuple(defines)
+    if ("HALO", 1) in defines:
+        kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
+        return 16 * ((8 + kh - 1) * (32 + kw - 1) * (cq + 1) + 32 * (kh * kw * cq + 1))
     if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
     stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
@@ -47,7 +52,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 
 
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
-                       "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32)",
+                       "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
+                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)))",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
                    lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
@@ -76,6 +82,21 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ",),
+            "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
+            "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
+            "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
+            "times, not 9 times)",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
+            wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
+                      lambda d, mg, least, most: least <= mg <= most),
+            measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
+                     "widths): 64->32 took 124.5 us against conv.coopmat.nhwc's 129.5, 64->24 123.2 against 130.2, "
+                     "64->16 91.3 against 103.5, 32->32 85.8 against 90.7; 64->32 at 1080x1920 485 against 501. "
+                     "Wider groups (64 channels: two workgroups a tile, the window loaded twice) are left to "
+                     "conv.coopmat.nhwc, as are narrower ones (not measured)",
+            measured_on=H200),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
             "cannot fill the GPU, then a reduction",
@@ -252,6 +273,9 @@ def _plan(d, sel: Selection) -> tuple:
     cpu = _cpu_plan(d, sel) if sel.may("conv.cpu") else None
     if depthwise is not None and cpu is None and sel.usable(depthwise):
         return [depthwise], ()
+    halo = _halo_plan(d, sel) if sel.may("conv.coopmat.halo") else None
+    if halo is not None and all(sel.usable(k) for k in halo[0]):
+        return halo
     rows = _row_tiles_plan(d, sel) if sel.may("conv.coopmat.rows") else None
     if rows is not None and all(sel.usable(k) for k in rows[0]):
         return rows
@@ -288,6 +312,10 @@ def _plan(d, sel: Selection) -> tuple:
     if split:
         return kernels, (xp_bytes, geo["wp_bytes"], geo["part_bytes"])
     return kernels, (xp_bytes, geo["wp_bytes"])
+
+
+# the variants that read a channels-last input in place (_channels_last_input), no packing kernel
+READS_CHANNELS_LAST = ("conv.coopmat.nhwc", "conv.coopmat.halo")
 
 
 def _channels_last_input(d) -> bool:
@@ -446,18 +474,42 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
                            min(_packed_output(d), 1) if ow % 4 == 0 else 0)
 
 
-def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int) -> tuple:
+def _halo_plan(d, sel: Selection) -> Optional[tuple]:
+    """conv.coopmat.halo where it runs the description (stride and dilation 1, a channels-last input as
+    conv.coopmat.nhwc reads it, its window and filter rows within the device's shared memory) and wins
+    (HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group): the filter packed as usual
+    (32-channel tiles), then one kernel. None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    if (not _coopmat_device(caps) or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)
+            or not _channels_last_input(d)
+            or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
+        return None
+    # 16-byte stores need a row's pixels to come in sixteens, whole words in fours
+    packed = _packed_output(d)
+    packed = packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0
+    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32), packed,
+                           small=mg, extra=dict(CQ=cg // 16))
+
+
+def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int,
+                    small: int = 0, extra=None) -> tuple:
     """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
-    filter packed as usual (qconv_pack_filter.comp), then the kernel built with `define`, one
-    workgroup per 128-pixel tile and BM output channels."""
-    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities)
+    filter packed as usual (qconv_pack_filter.comp; 32-channel tiles up to `small` channels a group),
+    then the kernel built with `define` (its constants past SPLIT: extra), one workgroup per pixel
+    tile and BM output channels."""
+    wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities, small)
     spec, push = _spec_push(d)
     spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
     emulated = _emulation(sel.capabilities)
     kernels = [
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
                slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
-        TABLE[name].kernel(spec=spec, push=push, count=d.group_count * (mp // bm) * pixel_tiles * 256,
+        TABLE[name].kernel(spec=dict(spec, **(extra or {})), push=push,
+               count=d.group_count * (mp // bm) * pixel_tiles * 256,
                slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
                defines=(("WM_FIXED", wm),) + emulated + ((define, 1),))]
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
