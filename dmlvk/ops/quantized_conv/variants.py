@@ -94,8 +94,8 @@ _VARIANTS = [
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
                      "widths): 64->32 took 124.5 us against conv.coopmat.nhwc's 129.5, 64->24 123.2 against 130.2, "
                      "64->16 91.3 against 103.5, 32->32 85.8 against 90.7; 64->32 at 1080x1920 485 against 501. "
-                     "Wider groups (64 channels: two workgroups a tile, the window loaded twice) are left to "
-                     "conv.coopmat.nhwc, as are narrower ones (not measured)",
+                     "Wider groups lose (two workgroups a tile, the window loaded twice): 64->48 212.6 against "
+                     "169.9, 64->64 246.5 against 196.5; narrower ones were not measured",
             measured_on=H200),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
