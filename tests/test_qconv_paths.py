@@ -710,8 +710,9 @@ def test_fast_path_strided_tensors_and_buffers(fast_device, rng, split_k):
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_channels_last_input_is_read_in_place(fast_device, rng, split_k, types):
     """conv.coopmat.nhwc (or conv.coopmat.halo, where it is chosen): a channels-last input (Cg a multiple
-    of 32) is read by the cooperative-matrix kernel itself, no packing kernel, on random windows, strides, paddings, groups and zero points
-    (distinct filter zero points: the window sums), against the reference."""
+    of 32) is read by the cooperative-matrix kernel itself, no packing kernel, on random windows,
+    strides, paddings, groups and zero points (distinct filter zero points: the window sums), against
+    the reference."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     for _ in range(3):
