@@ -9,6 +9,7 @@ import pytest
 
 import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, ValidationError, reference
+from dmlvk.enums import TensorFlags
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
                                       prepare_call, small_tensor_bytes)
 from dmlvk.ops.base import array_binding
@@ -1013,6 +1014,107 @@ def test_halo_tiles_exact(fast_device, rng, types):
                            words(yzp, y_dt)], outputs=[out])
         got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
         assert np.array_equal(got, want), (kh, kw, h, w, g, mg, out_kind, pads)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_window_tiles_exact(fast_device, rng, types):
+    """conv.coopmat.window (forced) on narrow groups: one input channel 5x5 with 64 output channels (two
+    fragments of channels a subgroup per tile row), 3 channels 3x3, groups, 1x1 over 32 channels, tiles
+    cut by the image's last rows and columns, two images, padding of 0-2, NCHW and channels-last inputs,
+    distinct filter zero points (the window sums), and outputs packed NCHW (16-byte, whole-word and byte
+    stores), channels-last four channels a word (PACKED_OUT 3, with groups of 12 and 20 channels:
+    words past a group's channels not stored) and channels-last byte by byte; against the reference."""
+    x_dt, w_dt, y_dt = types
+    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+    # (kh, kw), cg, groups, mg, h, w, padding, input channels-last, output kind, PACKED_OUT
+    cases = [((5, 5), 1, 1, 64, 11, 48, (2, 2, 2, 2), False, "packed", 2),
+             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc", 3),
+             ((3, 3), 3, 1, 32, 17, 20, (0, 1, 1, 1), True, "packed", 1),
+             ((3, 3), 3, 2, 12, 8, 33, (2, 0, 1, 2), False, "nhwc", 3),
+             ((1, 1), 32, 1, 24, 5, 30, (0, 0, 0, 0), True, "gapped", 0),
+             ((4, 2), 2, 2, 20, 10, 36, (1, 0, 2, 1), True, "nhwc", 3),
+             ((3, 3), 1, 1, 18, 9, 35, (1, 1, 1, 1), False, "nhwc", 0),
+             ((3, 3), 1, 1, 16, 9, 47, (1, 1, 1, 1), False, "packed", 0)]
+    for (kh, kw), cg, g, mg, h, w, pads, cl_in, out_kind, packed in cases:
+        n = 2
+        c, m = cg * g, mg * g
+        x = random_ints(rng, x_dt, (n, c, h, w))
+        wt = random_ints(rng, w_dt, (m, cg, kh, kw))
+        xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
+        scale_ws = rng.uniform(0.002, 0.05, m).astype(np.float32)
+        bias = rng.integers(-3000, 3000, m).astype(np.int32)
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[:2], end_padding=pads[2:], group_count=g)
+        want = reference.quantized_linear_convolution(x, 0.02, xzp, wt, scale_ws, wzp, bias, 0.5, yzp,
+                                                      np.dtype(y_dt), **kwargs)
+        _, _, oh, ow = want.shape
+        out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
+                       "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
+        in_strides = (h * w * c, 1, w * c, c) if cl_in else None
+        x_bytes = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if cl_in else x
+        scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+        desc = QuantizedLinearConvolutionDesc(
+            TensorDesc(dts[np.dtype(x_dt)], (n, c, h, w), in_strides), scalar(F32),
+            scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
+            TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
+            scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
+        op = fast_device.create_operator(desc, force="conv.coopmat.window")
+        assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.window"], op.kernels
+        assert C(op.kernels[-1])["PACKED_OUT"] == packed, (out_kind, want.shape)
+        f32 = lambda v: np.array([v], np.float32)
+        words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
+        total = desc.output_tensor.total_bytes
+        out = np.zeros(-(-total // 4) * 4, y_dt)
+        x_bytes = np.concatenate([x_bytes.ravel(), np.zeros(desc.input_tensor.total_bytes - x.size, x_dt)])
+        op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias, f32(0.5),
+                           words(yzp, y_dt)], outputs=[out])
+        got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
+        assert np.array_equal(got, want), (kh, kw, cg, g, mg, h, w, out_kind, pads)
+
+
+def test_halo_window_sums_compiled_out(fast_device, rng):
+    """conv.coopmat.halo compiles the input's window sums out (WSUM 0) where the filter zero points are
+    known before execution and need none: no zero-point tensor with an int8 filter, or zero points
+    OWNED_BY_DML equal to the filter's int8 shift (0 for int8, 128 for uint8), decided again at each
+    initialization; elsewhere WSUM 1 and params[2 + 3M] decide. Exact against the reference either way."""
+    n, h, w, cg, m = 1, 10, 40, 32, 24
+    owned = TensorFlags.OWNED_BY_DML
+    scalar = lambda dt, flags=TensorFlags.NONE: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0), flags=flags)
+    f32 = lambda v: np.array([v], np.float32)
+    words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])
+    cases = [(np.int8, "none", None, 0), (np.int8, "owned", 0, 0), (np.int8, "owned", 3, 1),
+             (np.uint8, "owned", 128, 0), (np.uint8, "owned", 127, 1), (np.uint8, "none", None, 1),
+             (np.int8, "bound", 0, 1)]
+    for w_dt, zp_kind, zp, wsum in cases:
+        wdt = U8 if w_dt == np.uint8 else I8
+        x = random_ints(rng, np.uint8, (n, h, w, cg))
+        wt = random_ints(rng, w_dt, (m, cg, 3, 3))
+        wzp = None if zp is None else np.full(m, zp, w_dt)
+        scale_ws = rng.uniform(0.0005, 0.01, m).astype(np.float32)
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1)
+        want = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2), 0.02, np.uint8(9), wt, scale_ws,
+                                                      0 if wzp is None else wzp, None, 0.5, np.uint8(7),
+                                                      np.dtype(np.uint8), **kwargs)
+        flags = owned if zp_kind == "owned" else TensorFlags.NONE
+        desc = QuantizedLinearConvolutionDesc(
+            TensorDesc(U8, (n, cg, h, w), (h * w * cg, 1, w * cg, cg)), scalar(F32), scalar(U8, flags),
+            TensorDesc(wdt, (m, cg, 3, 3), flags=flags), TensorDesc(F32, (1, m, 1, 1)),
+            None if zp_kind == "none" else TensorDesc(wdt, (1, m, 1, 1), flags=flags), None, scalar(F32),
+            scalar(U8), TensorDesc(U8, want.shape), **kwargs)
+        op = fast_device.create_operator(desc, force="conv.coopmat.halo")
+        consts = [words(9, np.uint8), wt, None if wzp is None else words(wzp, w_dt)]
+        if zp_kind == "owned":
+            op.initialize([None, None, consts[0], consts[1], None, consts[2], None, None, None])
+            consts = [None, None, None]
+        assert C(op.kernels[-1])["WSUM"] == wsum, (w_dt, zp_kind, zp)
+        out = np.zeros(want.size, np.uint8)
+        op.execute(inputs=[x, f32(0.02), consts[0], consts[1], scale_ws, consts[2], None, f32(0.5),
+                           words(7, np.uint8)], outputs=[out])
+        assert np.array_equal(out.reshape(want.shape), want), (w_dt, zp_kind, zp)
+        if zp_kind == "owned":                  # initialized again with other zero points: decided again
+            op.initialize([None, None, words(9, np.uint8), wt, None, words(np.full(m, 1 - wsum, w_dt), w_dt),
+                           None, None, None])
+            assert C(op.kernels[-1])["WSUM"] == int(1 - wsum != (0 if w_dt == np.int8 else 128))
 
 
 def test_halo_tiles_choice():

@@ -5,8 +5,8 @@
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;
 // - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
-//   in uvec4, as coopMatLoad counts them), C stored row-major to any int array, or to a uvec4 array
-//   (coopMatStoreWords);
+//   in uvec4, as coopMatLoad counts them), C stored row-major to any int array, or row- or
+//   column-major to a uvec4 array (coopMatStoreWords, coopMatStoreWordsColumns);
 // - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
 //   are workgroup barriers (the kernel reaches them in uniform control flow).
 // Loads are lazy: an A or B matrix records where it was loaded from, and the multiply-add reads
@@ -47,6 +47,15 @@ struct EmuC { int v[8]; };
         uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e) {                                 \
             uint emu_i = uint(off) + emu_row * uint(stride) + emu_col + emu_e;                  \
+            arr[emu_i >> 2][emu_i & 3u] = uint(m.v[emu_e]);                                     \
+        }                                                                                       \
+    }
+
+// C stored column-major to a uvec4 array (element (row, col) at off + col * stride + row, in ints).
+#define coopMatStoreWordsColumns(m, arr, off, stride) {                                        \
+        uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
+        [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e) {                                 \
+            uint emu_i = uint(off) + (emu_col + emu_e) * uint(stride) + emu_row;                \
             arr[emu_i >> 2][emu_i & 3u] = uint(m.v[emu_e]);                                     \
         }                                                                                       \
     }

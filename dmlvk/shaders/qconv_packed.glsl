@@ -21,7 +21,9 @@ const uint WM = WM_SPEC;
 #endif
 // 1 when the output is packed NCHW with OH * OW a multiple of 4: whole words are stored; 2 when
 // OH * OW is a multiple of 16 as well: the cooperative-matrix kernel stores 16 bytes of a channel
-// at a time (32 pixels of a channel from a subgroup's two fragments, each 32-byte sector whole).
+// at a time (32 pixels of a channel from a subgroup's two fragments, each 32-byte sector whole);
+// 3 (the 8 x 32-tile kernels) when the output is channels-last with whole-word strides and a multiple
+// of 4 channels a group: four channels of a pixel a word.
 layout(constant_id = 8) const uint PACKED_OUT = 0;
 
 // K slices (split-K): above 1 the multiply writes int32 partial tiles, 16 x 16 fragments of 256

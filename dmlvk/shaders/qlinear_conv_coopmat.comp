@@ -41,6 +41,14 @@
 // filter rows' columns of that tap. A 3x3 layer's input is read about 1.3 times instead of 9 times,
 // and there is no K loop through global memory.
 //
+// With WINDOW_TAPS (narrow groups as with NARROW, stride and dilation 1, WM 1 or 2) a workgroup
+// computes the same 8 x 32 output tiles as HALO, for all BM channels: it loads the tile's input window
+// (8 + KH - 1 rows of 32 + KW - 1 positions, Cg bytes a position, any input strides, the padding
+// byte outside the input) into shared memory once, then invocation t gathers pixel t's 32 taps from
+// there (a table of the taps' offsets in the window, the same for every pixel) and the filter rows
+// come from Wp as with NARROW; one 32-deep chunk. Binding 0 is the input. With PACKED_OUT 3 its
+// output is channels-last, stored whole words at a time (four channels of a pixel a word).
+//
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
 // "subgroups" of 32 invocations, emulated with shared memory and plain arithmetic.
@@ -56,6 +64,9 @@
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;   // 256
+#if defined(HALO) || defined(WINDOW_TAPS)
+#define TILES_8X32                // workgroups over tiles of 8 output rows by 32 columns
+#endif
 #include "qconv_common.glsl"
 #include "qconv_packed.glsl"
 layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
@@ -64,6 +75,9 @@ layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT 
 layout(std430, binding = 3) writeonly buffer Y16 { uvec4 y_vec4[]; };  // PACKED_OUT = 2
 
 const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes and 16 of padding
+// 0: no window sums, their multiplies compiled out (the host knew the filter zero points when the
+// operator was initialized, and they need none); else params[2 + 3M] says at each execution.
+layout(constant_id = 12) const uint WSUM = 1;
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
@@ -75,6 +89,15 @@ const uint PS = CQ + 1;                       // uvec4 a window position (one of
 const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
+#elif defined(WINDOW_TAPS)
+const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
+const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;
+const uint CG_MAX = 32 / (KH * KW);           // the most input channels a group with 32 taps or fewer
+const uint TR = 3;                            // uvec4 a row of As and Bs: 32 taps and 16 bytes of padding
+shared uvec4 As[BM * TR];                     // As[m][k]: the tile's filter rows
+shared uvec4 Bs[HALO_ROWS * HALO_COLS * TR];  // Bs[pixel][k]: the tile's pixels' taps
+shared uint Xw[(HH * HWD * CG_MAX + 3) / 4 + 1];   // the window's bytes, [row][position][channel]
+shared int tap_at[32];                        // tap k's byte in the window from its pixel's (-1: none)
 #else
 shared uvec4 As[BM * AS];         // As[m][k]: row-major A
 shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
@@ -85,6 +108,8 @@ shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
 // With HALO it is the window's memory, emulated or not.
 #if defined(HALO)
 #define STAGE_MEM Xs
+#elif defined(WINDOW_TAPS)
+#define STAGE_MEM Bs
 #elif !defined(COOPMAT_EMULATED) && !defined(ROW_TILES)
 #define STAGE_MEM Bs
 #endif
@@ -136,7 +161,7 @@ void main() {
 #ifdef ROW_TILES
     uint row_tiles = (p.out_sizes.w + BN - 1) / BN;   // a row's tiles; pixel tiles: every row's
     uint ptiles = p.out_sizes.x * p.out_sizes.z * row_tiles, mtiles = mp / BM;
-#elif defined(HALO)
+#elif defined(TILES_8X32)
     uint col_tiles = (p.out_sizes.w + HALO_COLS - 1) / HALO_COLS;
     uint ptiles = p.out_sizes.x * ((p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS) * col_tiles, mtiles = mp / BM;
 #else
@@ -213,8 +238,8 @@ void main() {
         LOAD_B(s)                                                                               \
     }
 
-    // With HALO every subgroup multiplies all BM rows (FM fragments) for its row of the tile.
-#ifdef HALO
+    // With 8 x 32 tiles every subgroup multiplies all BM rows (FM fragments) for its row of the tile.
+#ifdef TILES_8X32
     const uint FM = 2 * WM;
     uint warp = SUBGROUP_ID, wm = 0, wn = warp % 4;
 #else
@@ -230,7 +255,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
     MAT_C sums[2] = { MAT_C_ZERO, MAT_C_ZERO };
     MAT_A ones = MAT_A_ONES;
-    bool wsum = window_sums_needed() != 0;
+    bool wsum = WSUM != 0 && window_sums_needed() != 0;
 
 #ifdef ROW_TILES
     {
@@ -284,16 +309,21 @@ void main() {
         }
     }
 #endif
-#ifdef HALO
-    // the tile: image n, output rows oh0.., columns ow0..; this subgroup's row oh0 + warp
-    uint h_n, h_oh, h_ow0;
+#ifdef TILES_8X32
+    // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's row h_oh = h_oh0 + warp
+    uint h_n, h_oh0, h_oh, h_ow0;
     {
         uint tw_i = pt % col_tiles, rest = pt / col_tiles;
         uint row_tiles_h = (p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS;
         h_n = rest / row_tiles_h;
-        uint oh0 = (rest % row_tiles_h) * HALO_ROWS;
+        h_oh0 = (rest % row_tiles_h) * HALO_ROWS;
         h_ow0 = tw_i * HALO_COLS;
-        h_oh = oh0 + warp;
+        h_oh = h_oh0 + warp;
+    }
+#endif
+#ifdef HALO
+    {
+        uint oh0 = h_oh0;
         int ih0 = int(oh0) - int(p.start_pad.x), iw0 = int(h_ow0) - int(p.start_pad.y);
         uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
         uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
@@ -334,9 +364,14 @@ void main() {
         }
     }
 #endif
-#ifdef NARROW
+#if defined(NARROW) || defined(WINDOW_TAPS)
+    // The filter rows: 32 taps k = tap * Cg + c of Wp row (g, mt * BM + row), 4 a word, 0 past the taps.
     {
-        // The filter rows: 32 taps k = tap * Cg + c of Wp row (g, mt * BM + row), 4 a word.
+#ifdef NARROW
+        const uint A_ROW = AS;
+#else
+        const uint A_ROW = TR;
+#endif
         uint taps = KH * KW * p.cg;
         for (uint e = t; e < BM * 8; e += gl_WorkGroupSize.x) {
             uint row = e / 8, wd = e % 8;
@@ -349,9 +384,67 @@ void main() {
                     word |= bitfieldExtract(w_words[off >> 2], int((off & 3u) * 8u), 8) << (8 * j);   // shifted
                 }
             }
-            As[row * AS + wd / 4][wd % 4] = word;
+            As[row * A_ROW + wd / 4][wd % 4] = word;
         }
+    }
+#endif
+#ifdef WINDOW_TAPS
+    {
+        // the window, shifted to int8 (the padding byte outside the input), four bytes a word
+        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
+        uint pad_byte = (params[0] & 0xFFu) ^ flip;
+        int ih0 = int(h_oh0) - int(p.start_pad.x), iw0 = int(h_ow0) - int(p.start_pad.y);
+        uint wbytes = HH * HWD * p.cg;
+        uint base = h_n * p.in_strides.x + g * p.cg * p.in_strides.y;
+        for (uint e = t; e < (wbytes + 3) / 4; e += gl_WorkGroupSize.x) {
+            uint word = 0;
+            [[unroll]] for (uint j = 0; j < 4; ++j) {
+                uint at = e * 4 + j, pos = at / p.cg;
+                int ih = ih0 + int(pos / HWD), iw = iw0 + int(pos % HWD);
+                uint b = pad_byte;
+                if (uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w) {
+                    uint off = base + (at % p.cg) * p.in_strides.y + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w;
+                    b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
+                }
+                word |= (at < wbytes ? b : 0u) << (8 * j);
+            }
+            Xw[e] = word;
+        }
+        if (t < 32) {                                 // tap k = (kh * KW + kw) * Cg + c
+            uint tap = t / p.cg;
+            tap_at[t] = t < KH * KW * p.cg ? int(((tap / KW) * HWD + tap % KW) * p.cg + t % p.cg) : -1;
+        }
+        barrier();
+        // pixel t of the tile (row t / 32, column t % 32): its taps, shifted, 0 past the taps
+        uint from = ((t / HALO_COLS) * HWD + t % HALO_COLS) * p.cg;
+        [[unroll]] for (uint wd = 0; wd < 8; ++wd) {
+            uint word = 0;
+            [[unroll]] for (uint j = 0; j < 4; ++j) {
+                int o = tap_at[wd * 4 + j];
+                uint at = from + uint(o);
+                if (o >= 0) word |= bitfieldExtract(Xw[at >> 2], int((at & 3u) * 8u), 8) << (8 * j);
+            }
+            Bs[t * TR + wd / 4][wd % 4] = word;
+        }
+        barrier();
+        s_begin = s_end = 0;                          // no K loop: the one chunk below
+        if (alive) [[unroll]] for (uint j = 0; j < 2; ++j) {
+            MAT_B b;
+            coopMatLoad(b, Bs, (warp * HALO_COLS + j * 16) * TR, TR, gl_CooperativeMatrixLayoutColumnMajor);
+            [[unroll]] for (uint i = 0; i < FM; ++i) {
+                if (mrow0 + i * 16 >= p.mg) break;
+                MAT_A a;
+                coopMatLoad(a, As, i * 16 * TR, TR, gl_CooperativeMatrixLayoutRowMajor);
+                acc[i][j] = coopMatMulAdd(a, b, acc[i][j]);
+            }
+            if (wsum) sums[j] = coopMatMulAdd(ones, b, sums[j]);
+        }
+    }
+#endif
+#ifdef NARROW
+    {
         // The pixels' taps, shifted like Xp: neighbouring invocations take neighbouring pixels.
+        uint taps = KH * KW * p.cg;
         uint flip = X_SIGNED != 0 ? 0u : 0x80u;
         uint pad_byte = (params[0] & 0xFFu) ^ flip;
         for (uint e = t; e < BN * 8; e += gl_WorkGroupSize.x) {
@@ -389,7 +482,7 @@ void main() {
         }
     }
 #endif
-#if !defined(ROW_TILES) && !defined(HALO)
+#if !defined(ROW_TILES) && !defined(TILES_8X32)
     if (s_begin < s_end) LOAD_STEP(s_begin);
     for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done
@@ -460,6 +553,53 @@ void main() {
         int corr = int(w_words[m]), cw = int(w_words[M + m]);
         int bias = int(params[2 + 2 * M + m]);
         float mult = uintBitsToFloat(params[2 + m]);
+#ifdef TILES_8X32
+        if (PACKED_OUT == 3) {
+            // Channels last (channel stride 1, the others whole words; Mg a multiple of 4): each
+            // fragment stored column-major into the subgroup's stage (a pixel's 16 channels
+            // contiguous); lane (pixel pix, half h8) reads its pixel's channels h8 .. h8 + 7 as two
+            // vectors, requantizes them with those channels' numbers and stores them as two words.
+            uint pix = lane % 16, h8 = (lane / 16) * 8;
+            uint mc = mt * BM + wm * WM * 16 + i * 16 + h8;          // the lane's first channel in the group
+            int cb[8], cwe[8];
+            float mu[8];
+            [[unroll]] for (uint e = 0; e < 8; ++e) {
+                uint me = g * p.mg + min(mc + e, p.mg - 1);
+                cb[e] = int(w_words[me]) + int(params[2 + 2 * M + me]);
+                cwe[e] = int(w_words[M + me]);
+                mu[e] = uintBitsToFloat(params[2 + me]);
+            }
+            [[unroll]] for (uint j = 0; j < 2; ++j) {
+                int csum = 0;
+                if (wsum) {                                   // row 0 of the sums: the pixels' window sums
+                    STAGE_STORE(sums[j], sbase);
+                    SUBGROUP_MEMORY_BARRIER_SHARED();
+                    SUBGROUP_BARRIER();
+                    csum = STAGE(sbase + pix);
+                    SUBGROUP_BARRIER();
+                }
+#ifdef COOPMAT_EMULATED
+                coopMatStoreWordsColumns(acc[i][j], STAGE_MEM, sbase, 16);
+#else
+                coopMatStore(acc[i][j], STAGE_MEM, sbase / 4, 4, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+                SUBGROUP_MEMORY_BARRIER_SHARED();
+                SUBGROUP_BARRIER();
+                uvec4 q[2] = { STAGE_MEM[(sbase + pix * 16 + h8) / 4], STAGE_MEM[(sbase + pix * 16 + h8) / 4 + 1] };
+                SUBGROUP_BARRIER();
+                uint w2[2] = { 0u, 0u };
+                [[unroll]] for (uint e = 0; e < 8; ++e)
+                    w2[e / 4] |= requantize_biased(int(q[e / 4][e % 4]) + cb[e] + cwe[e] * csum, mu[e], yzp) << (8 * (e % 4));
+                uint ow = h_ow0 + j * 16 + pix;
+                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
+                    uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
+                    [[unroll]] for (uint h = 0; h < 2; ++h)
+                        if (mc + 4 * h < p.mg) y_words[at + h] = w2[h];
+                }
+            }
+            continue;
+        }
+#endif
         if (PACKED_OUT == 2) {
             // The two fragments' bytes as a 16 x 32-byte tile in the subgroup's stage (row r: its
             // channel's 32 pixels, 8 words), then lane (r, half) stores 16 of them at once.
@@ -487,7 +627,7 @@ void main() {
             SUBGROUP_BARRIER();
             uint px = pt * BN + wn * 32 + half16 * 16;      // OH * OW, and so P, multiples of 16
             bool px_ok = px < P;
-#ifdef HALO
+#ifdef TILES_8X32
             // the tile's row (OW a multiple of 16: its 16-pixel pieces lie in the row or past it)
             px = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + h_ow0 + half16 * 16;
             px_ok = h_oh < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
@@ -508,7 +648,7 @@ void main() {
             uint ow = (pt % row_tiles) * BN + wn * 32 + j * 16 + c8;
             px0 = (pt / row_tiles) * p.out_sizes.w + ow;
             uint row_left = ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;   // this lane's pixels in the row
-#elif defined(HALO)
+#elif defined(TILES_8X32)
             uint ow = h_ow0 + j * 16 + c8;
             px0 = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + ow;
             uint row_left = h_oh < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;

@@ -65,6 +65,8 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         self._packed_filter = None
         super().__init__(device, desc, t[:OUTPUT], [output], kernels, scratch)
         self.m = desc.conv_params()["filter"][0]
+        if t[FILTER_ZP] is None:
+            self._known_filter_zero_points(np.zeros(1, np.int32))
 
     @classmethod
     def dequantizing(cls, device: Device, desc, tail: tuple,
@@ -78,8 +80,19 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         fused = float_output(desc, kernels, *tail)
         return None if fused is None else cls(device, desc, choice, (fused[0], scratch, fused[1]))
 
+    def _known_filter_zero_points(self, wzp: np.ndarray) -> None:
+        """The filter zero points, known before any execution (none bound, or OWNED_BY_DML): kernels
+        that can compile the input's window sums out (WSUM) do where these need none (no zero point
+        differs from the value the filter's int8 shift removes, as _parameters decides per execution)."""
+        shift = 0 if self.input_descs[FILTER].data_type == DataType.INT8 else 128
+        wsum = int(np.any(wzp.astype(np.int64) != shift))
+        self._kernels = [TABLE[k.variant].with_constants(k, WSUM=wsum) if "WSUM" in TABLE[k.variant].spec else k
+                         for k in self._kernels]
+
     def initialize(self, inputs: Sequence) -> None:
         super().initialize(inputs)
+        if self._needs_init(FILTER_ZP):
+            self._known_filter_zero_points(self._values(self._owned, FILTER_ZP, 0))
         if self._filter_packing is None:
             return
         m = self.m

@@ -34,6 +34,7 @@ _COOPMAT_BUILDS = _GATHERING_BUILDS + ((("WM_FIXED", 1),),) + tuple((("WM_FIXED"
 _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _GATHERING_BUILDS)
 _ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _GATHERING_BUILDS)
 _HALO_BUILDS = tuple((("WM_FIXED", 1),) + e + (("HALO", 1),) for e in ((),) + _EMULATIONS)
+_WINDOW_BUILDS = tuple((("WM_FIXED", wm),) + e + (("WINDOW_TAPS", 1),) for wm in (1, 2) for e in ((),) + _EMULATIONS)
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
     """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
@@ -42,6 +43,9 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
     channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
     stage, which with real matrices and no row tiles (with HALO always) is the B tile's memory."""
     defines = tuple(defines)
+    if ("WINDOW_TAPS", 1) in defines:
+        kh, kw = constants["KH"], constants["KW"]
+        return 48 * (32 * constants["WM_SPEC"] + 256) + 4 * ((8 + kh - 1) * (32 + kw - 1) * (32 // (kh * kw)) // 4 + 2) + 128
     if ("HALO", 1) in defines:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
         return 16 * ((8 + kh - 1) * (32 + kw - 1) * (cq + 1) + 32 * (kh * kw * cq + 1))
@@ -53,7 +57,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
                        "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
-                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)))",
+                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)); the "
+                       "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
                    lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
@@ -82,11 +87,12 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ",),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
-            "times, not 9 times)",
+            "times, not 9 times); the window sums compiled out (WSUM 0) where the filter zero points are known "
+            "at initialization and need none",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
@@ -95,7 +101,24 @@ _VARIANTS = [
                      "widths): 64->32 took 124.5 us against conv.coopmat.nhwc's 129.5, 64->24 123.2 against 130.2, "
                      "64->16 91.3 against 103.5, 32->32 85.8 against 90.7; 64->32 at 1080x1920 485 against 501. "
                      "Wider groups lose (two workgroups a tile, the window loaded twice): 64->48 212.6 against "
-                     "169.9, 64->64 246.5 against 196.5; narrower ones were not measured",
+                     "169.9, 64->64 246.5 against 196.5; narrower ones were not measured. The window sums compiled "
+                     "out (the ONNX runner's constant zero points): 64->32 118.4-118.9 us against 125.2 with them "
+                     "(a same-run probe), 463.9 against 487.9 at 1080x1920 (runs a day apart)",
+            measured_on=H200),
+    Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
+            "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
+            "dilation 1, at most 64 output channels a group: a workgroup computes 8 output rows by 32 columns for "
+            "every channel, its input window loaded into shared memory once and each pixel's taps gathered from "
+            "there (one 32-deep K chunk); a channels-last output stored four channels a word",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_WINDOW_BUILDS, needs=(_COOPMAT_SHARED,),
+            tuning=dict(WINDOW_MIN_CHANNELS=16, WINDOW_BY_DEFAULT=False),
+            wins=Rule("WINDOW_BY_DEFAULT, WINDOW_MIN_CHANNELS output channels a group or more, on devices other "
+                      "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
+            measured="slower than conv.dot, so chosen only where forced: the ESPCN first layer 5x5 1->64 at 540x960 "
+                     "took 95.3 us against conv.dot's 72.4, 358.5 against 272.1 at 1080x1920 (tools/model_probe.py, "
+                     "same runs). Without its epilogue it took 44.5 us; its first epilogue (each fragment's bytes "
+                     "requantized in the stage, then gathered four channels a word) took 134.7 us in all; 32-channel "
+                     "tiles for the 64 channels (two workgroups a tile) 104.4",
             measured_on=H200),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
@@ -263,6 +286,9 @@ def _plan(d, sel: Selection) -> tuple:
     kernel except where the CPU kernel applies."""
     if d.off_formula():
         return [_portable(d, sel)], ()
+    window = _window_plan(d, sel) if sel.may("conv.coopmat.window") else None
+    if window is not None and all(sel.usable(k) for k in window[0]):
+        return window
     dot = _dot_kernel(d, sel) if sel.may("conv.dot") else None
     if dot is not None and sel.usable(dot):
         return [dot], ()
@@ -488,11 +514,38 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
-    # 16-byte stores need a row's pixels to come in sixteens, whole words in fours
+    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32), _tile_output(d),
+                           small=mg, extra=dict(CQ=cg // 16, INT32_OUT=0, WSUM=1))
+
+
+def _window_plan(d, sel: Selection) -> Optional[tuple]:
+    """conv.coopmat.window where it runs the description (KH x KW x Cg at most 32 taps, stride and
+    dilation 1, at most 64 output channels a group) and wins (WINDOW_BY_DEFAULT, WINDOW_MIN_CHANNELS):
+    the filter packed as usual (32-channel tiles up to 32 channels a group, else 64), then one kernel.
+    None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    mg = m // d.group_count
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    if (not _coopmat_device(caps) or d.wide_taps() or cg * kh * kw > 32 or mg > 64
+            or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)
+            or not sel.where_wins("conv.coopmat.window", d, mg, sel["WINDOW_MIN_CHANNELS"], caps.cpu_kernels,
+                                  sel["WINDOW_BY_DEFAULT"])):
+        return None
+    sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
+    words = sm == 1 and mg % 4 == 0 and sn % 4 == 0 and sh % 4 == 0 and sw % 4 == 0   # channels last, 4 a word
+    return _gathering_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", n * -(-oh // 8) * -(-ow // 32),
+                           3 if words else _tile_output(d),
+                           small=32, extra=dict(CQ=0, INT32_OUT=0, WSUM=1))   # CQ: HALO's only
+
+
+def _tile_output(d) -> int:
+    """PACKED_OUT of the kernels over 8 x 32 output tiles (_packed_output's): their 16-byte stores need a
+    row's pixels to come in sixteens, whole words in fours."""
+    ow = as_4d(d.output_grid(), 1)[3]
     packed = _packed_output(d)
-    packed = packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0
-    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32), packed,
-                           small=mg, extra=dict(CQ=cg // 16))
+    return packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0
 
 
 def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int,
