@@ -969,6 +969,44 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
     assert np.array_equal(got, want)
 
 
+def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind):
+    """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
+    the variant `force`, its input of x_shape (N, C, H, W) channels-last or NCHW, its output packed
+    NCHW, NHWC or with gapped rows: (the output's PACKED_OUT, whether it equals the reference's)."""
+    x_dt, w_dt, y_dt = types
+    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+    n, c, h, w = x_shape
+    m = mg * g
+    x = random_ints(rng, x_dt, x_shape)
+    wt = random_ints(rng, w_dt, (m, cg, kh, kw))
+    xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
+    scale_ws = rng.uniform(0.002, 0.05, m).astype(np.float32)
+    bias = rng.integers(-3000, 3000, m).astype(np.int32)
+    kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[:2], end_padding=pads[2:], group_count=g)
+    want = reference.quantized_linear_convolution(x, 0.02, xzp, wt, scale_ws, wzp, bias, 0.5, yzp,
+                                                  np.dtype(y_dt), **kwargs)
+    _, _, oh, ow = want.shape
+    out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
+                   "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
+    scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
+    desc = QuantizedLinearConvolutionDesc(
+        TensorDesc(dts[np.dtype(x_dt)], x_shape, (h * w * c, 1, w * c, c) if channels_last else None), scalar(F32),
+        scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
+        TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
+        scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
+    op = device.create_operator(desc, force=force)
+    assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", force], op.kernels
+    f32 = lambda v: np.array([v], np.float32)
+    words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
+    x_bytes = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if channels_last else x
+    x_bytes = np.concatenate([x_bytes.ravel(), np.zeros(desc.input_tensor.total_bytes - x.size, x_dt)])
+    out = np.zeros(-(-desc.output_tensor.total_bytes // 4) * 4, y_dt)
+    op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias,
+                       f32(0.5), words(yzp, y_dt)], outputs=[out])
+    got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
+    return C(op.kernels[-1])["PACKED_OUT"], np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_halo_tiles_exact(fast_device, rng, types):
@@ -977,43 +1015,14 @@ def test_halo_tiles_exact(fast_device, rng, types):
     channels (tiles holding rows past them, two channel tiles), distinct filter zero points (the window
     sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC and with gapped rows (byte
     stores); against the reference."""
-    x_dt, w_dt, y_dt = types
-    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
-    cases = [((3, 3), 11, 48, 1, 20, "packed"), ((3, 3), 9, 36, 2, 40, "packed"), ((1, 1), 8, 33, 1, 16, "nhwc"),
-             ((2, 3), 17, 20, 1, 9, "gapped"), ((3, 1), 5, 64, 2, 32, "packed")]
-    for (kh, kw), h, w, g, mg, out_kind in cases:
-        cg, n = 32, 2
-        c, m = cg * g, mg * g
-        pads = tuple(int(v) for v in rng.integers(0, 3, 4))
-        x = random_ints(rng, x_dt, (n, h, w, c))
-        wt = random_ints(rng, w_dt, (m, cg, kh, kw))
-        xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
-        scale_ws = rng.uniform(0.0005, 0.01, m).astype(np.float32)
-        bias = rng.integers(-3000, 3000, m).astype(np.int32)
-        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[:2], end_padding=pads[2:], group_count=g)
-        want = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2), 0.02, xzp, wt, scale_ws, wzp, bias,
-                                                      0.5, yzp, np.dtype(y_dt), **kwargs)
-        _, _, oh, ow = want.shape
-        out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
-                       "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
-        scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
-        desc = QuantizedLinearConvolutionDesc(
-            TensorDesc(dts[np.dtype(x_dt)], (n, c, h, w), (h * w * c, 1, w * c, c)), scalar(F32),
-            scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
-            TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
-            scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
-        op = fast_device.create_operator(desc, force="conv.coopmat.halo")
-        assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.halo"], op.kernels
-        packed = {"packed": 2 if ow % 16 == 0 else 1 if ow % 4 == 0 else 0}.get(out_kind, 0)
-        assert C(op.kernels[-1])["PACKED_OUT"] == packed, (out_kind, want.shape)
-        f32 = lambda v: np.array([v], np.float32)
-        words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
-        total = desc.output_tensor.total_bytes
-        out = np.zeros(-(-total // 4) * 4, y_dt)
-        op.execute(inputs=[x, f32(0.02), words(xzp, x_dt), wt, scale_ws, words(wzp, w_dt), bias, f32(0.5),
-                           words(yzp, y_dt)], outputs=[out])
-        got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
-        assert np.array_equal(got, want), (kh, kw, h, w, g, mg, out_kind, pads)
+    # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
+    cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
+             ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 0), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
+             ((3, 1), 5, 64, 2, 32, "packed", (2, 0, 0, 0), 2), ((3, 3), 9, 33, 1, 24, "packed", (1, 0, 1, 0), 0)]
+    for (kh, kw), h, w, g, mg, out_kind, pads, packed in cases:
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
+                                pads, True, out_kind)
+        assert got == (packed, True), (kh, kw, h, w, g, mg, out_kind, pads)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
@@ -1025,8 +1034,6 @@ def test_window_tiles_exact(fast_device, rng, types):
     distinct filter zero points (the window sums), and outputs packed NCHW (16-byte, whole-word and byte
     stores), channels-last four channels a word (PACKED_OUT 3, with groups of 12 and 20 channels:
     words past a group's channels not stored) and channels-last byte by byte; against the reference."""
-    x_dt, w_dt, y_dt = types
-    dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     # (kh, kw), cg, groups, mg, h, w, padding, input channels-last, output kind, PACKED_OUT
     cases = [((5, 5), 1, 1, 64, 11, 48, (2, 2, 2, 2), False, "packed", 2),
              ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc", 3),
@@ -1037,39 +1044,9 @@ def test_window_tiles_exact(fast_device, rng, types):
              ((3, 3), 1, 1, 18, 9, 35, (1, 1, 1, 1), False, "nhwc", 0),
              ((3, 3), 1, 1, 16, 9, 47, (1, 1, 1, 1), False, "packed", 0)]
     for (kh, kw), cg, g, mg, h, w, pads, cl_in, out_kind, packed in cases:
-        n = 2
-        c, m = cg * g, mg * g
-        x = random_ints(rng, x_dt, (n, c, h, w))
-        wt = random_ints(rng, w_dt, (m, cg, kh, kw))
-        xzp, wzp, yzp = random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (m,)), random_ints(rng, y_dt, ())
-        scale_ws = rng.uniform(0.002, 0.05, m).astype(np.float32)
-        bias = rng.integers(-3000, 3000, m).astype(np.int32)
-        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[:2], end_padding=pads[2:], group_count=g)
-        want = reference.quantized_linear_convolution(x, 0.02, xzp, wt, scale_ws, wzp, bias, 0.5, yzp,
-                                                      np.dtype(y_dt), **kwargs)
-        _, _, oh, ow = want.shape
-        out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
-                       "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
-        in_strides = (h * w * c, 1, w * c, c) if cl_in else None
-        x_bytes = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if cl_in else x
-        scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
-        desc = QuantizedLinearConvolutionDesc(
-            TensorDesc(dts[np.dtype(x_dt)], (n, c, h, w), in_strides), scalar(F32),
-            scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
-            TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
-            scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
-        op = fast_device.create_operator(desc, force="conv.coopmat.window")
-        assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.window"], op.kernels
-        assert C(op.kernels[-1])["PACKED_OUT"] == packed, (out_kind, want.shape)
-        f32 = lambda v: np.array([v], np.float32)
-        words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
-        total = desc.output_tensor.total_bytes
-        out = np.zeros(-(-total // 4) * 4, y_dt)
-        x_bytes = np.concatenate([x_bytes.ravel(), np.zeros(desc.input_tensor.total_bytes - x.size, x_dt)])
-        op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias, f32(0.5),
-                           words(yzp, y_dt)], outputs=[out])
-        got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
-        assert np.array_equal(got, want), (kh, kw, cg, g, mg, h, w, out_kind, pads)
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.window", (2, cg * g, h, w), cg, mg, g, kh, kw,
+                                pads, cl_in, out_kind)
+        assert got == (packed, True), (kh, kw, cg, g, mg, h, w, out_kind, pads)
 
 
 def test_halo_window_sums_compiled_out(fast_device, rng):

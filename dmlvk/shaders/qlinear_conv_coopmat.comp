@@ -118,6 +118,7 @@ shared int stage[8 * 256];
 #define STAGE_STORE(m, at) coopMatStore(m, stage, at, 16, gl_CooperativeMatrixLayoutRowMajor)
 #define STAGE(i) stage[i]
 #define STAGE_SET(i, v) stage[i] = (v)
+#define STAGE_ROW8(v, at) [[unroll]] for (uint e_ = 0; e_ < 8; ++e_) v[e_] = stage[(at) + e_];
 #else
 #ifdef COOPMAT_EMULATED
 #define STAGE_STORE(m, at) coopMatStoreWords(m, STAGE_MEM, at, 16)
@@ -126,6 +127,11 @@ shared int stage[8 * 256];
 #endif
 #define STAGE(i) int(STAGE_MEM[(i) >> 2][(i) & 3])
 #define STAGE_SET(i, v) STAGE_MEM[(i) >> 2][(i) & 3] = uint(v)
+// v[0..7] = the 8 ints from `at` (a multiple of 4), read as two vectors
+#define STAGE_ROW8(v, at) {                                                                    \
+        uvec4 s0_ = STAGE_MEM[(at) >> 2], s1_ = STAGE_MEM[((at) >> 2) + 1];                     \
+        [[unroll]] for (uint e_ = 0; e_ < 4; ++e_) { v[e_] = int(s0_[e_]); v[e_ + 4] = int(s1_[e_]); } \
+    }
 #endif
 
 #ifdef COOPMAT_EMULATED
@@ -609,7 +615,8 @@ void main() {
                 SUBGROUP_MEMORY_BARRIER_SHARED();
                 SUBGROUP_BARRIER();
                 int v[8];
-                [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = STAGE(sbase + r * 16 + c8 + e) + corr + cw * colsum[j][e];
+                STAGE_ROW8(v, sbase + r * 16 + c8)
+                [[unroll]] for (uint e = 0; e < 8; ++e) v[e] += corr + cw * colsum[j][e];
                 SUBGROUP_BARRIER();
                 [[unroll]] for (uint h = 0; h < 2; ++h) {
                     uint word = 0;
@@ -618,12 +625,23 @@ void main() {
                     words[j * 2 + h] = word;
                 }
             }
-            [[unroll]] for (uint j = 0; j < 2; ++j)
+            [[unroll]] for (uint j = 0; j < 2; ++j) {
+#ifdef STAGE_MEM
+                // words j * 4 + c8 / 4 .. + 1 of row r: half a vector
+                STAGE_MEM[(sbase + r * 8 + j * 4) >> 2][c8 / 4] = words[j * 2];
+                STAGE_MEM[(sbase + r * 8 + j * 4) >> 2][c8 / 4 + 1] = words[j * 2 + 1];
+#else
                 [[unroll]] for (uint h = 0; h < 2; ++h) STAGE_SET(sbase + r * 8 + j * 4 + c8 / 4 + h, int(words[j * 2 + h]));
+#endif
+            }
             SUBGROUP_MEMORY_BARRIER_SHARED();
             SUBGROUP_BARRIER();
             uint half16 = lane % 2, at = sbase + r * 8 + half16 * 4;
+#ifdef STAGE_MEM
+            uvec4 q = STAGE_MEM[at >> 2];                   // at: a multiple of 4
+#else
             uvec4 q = uvec4(STAGE(at), STAGE(at + 1), STAGE(at + 2), STAGE(at + 3));
+#endif
             SUBGROUP_BARRIER();
             uint px = pt * BN + wn * 32 + half16 * 16;      // OH * OW, and so P, multiples of 16
             bool px_ok = px < P;
@@ -656,7 +674,8 @@ void main() {
             uint row_left = 8u;
 #endif
             int v[8];
-            [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = STAGE(sbase + r * 16 + c8 + e) + corr + cw * colsum[j][e];
+            STAGE_ROW8(v, sbase + r * 16 + c8)
+            [[unroll]] for (uint e = 0; e < 8; ++e) v[e] += corr + cw * colsum[j][e];
             SUBGROUP_BARRIER();
             if (ml < p.mg) {
                 if (PACKED_OUT != 0) {

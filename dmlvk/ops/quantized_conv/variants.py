@@ -103,7 +103,8 @@ _VARIANTS = [
                      "Wider groups lose (two workgroups a tile, the window loaded twice): 64->48 212.6 against "
                      "169.9, 64->64 246.5 against 196.5; narrower ones were not measured. The window sums compiled "
                      "out (the ONNX runner's constant zero points): 64->32 118.4-118.9 us against 125.2 with them "
-                     "(a same-run probe), 463.9 against 487.9 at 1080x1920 (runs a day apart)",
+                     "(a same-run probe), 463.9 against 487.9 at 1080x1920 (runs a day apart); with the epilogue "
+                     "reading its stage as vectors 106.8 / 413.7",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
