@@ -78,20 +78,20 @@ const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes a
 // 0: no window sums, their multiplies compiled out (the host knew the filter zero points when the
 // operator was initialized, and they need none); else params[2 + 3M] says at each execution.
 layout(constant_id = 12) const uint WSUM = 1;
+#ifdef TILES_8X32
+const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
+const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;   // its input window
+#endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
 #elif defined(HALO)
 layout(constant_id = 10) const uint CQ = 4;   // 16-byte vectors of a position's channels (Cg / 16)
-const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
-const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;
 const uint PS = CQ + 1;                       // uvec4 a window position (one of padding: odd strides
 const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
 #elif defined(WINDOW_TAPS)
-const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
-const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;
 const uint CG_MAX = 32 / (KH * KW);           // the most input channels a group with 32 taps or fewer
 const uint TR = 3;                            // uvec4 a row of As and Bs: 32 taps and 16 bytes of padding
 shared uvec4 As[BM * TR];                     // As[m][k]: the tile's filter rows
@@ -105,7 +105,7 @@ shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
 // The epilogue's stage: one 16 x 16 int fragment per subgroup. With real matrices and no row tiles it
 // is Bs's memory, free once the main loop is done (8 KiB less shared memory a workgroup: the ESPCN
 // 3x3 64->32 layer took 130.7 us at 540x960 on the H200 against 141.3 with a stage of its own).
-// With HALO it is the window's memory, emulated or not.
+// With HALO it is the window's memory, with WINDOW_TAPS Bs's, emulated or not.
 #if defined(HALO)
 #define STAGE_MEM Xs
 #elif defined(WINDOW_TAPS)
