@@ -40,7 +40,7 @@ CAPABILITIES = {
                          subgroup_size=32, min_subgroup_size=32, max_subgroup_size=32,
                          cooperative_matrix_types=(CooperativeMatrixType(16, 16, 32, "int8", "int8", "int32",
                                                                          "int32", False, "subgroup"),),
-                         device_type="DISCRETE_GPU"),
+                         device_type="DISCRETE_GPU", max_shared_memory=48 * 1024),
 }
 _DS = {"d2s": DepthToSpaceDesc, "s2d": SpaceToDepthDesc, "d2s1": DepthToSpace1Desc, "s2d1": SpaceToDepth1Desc}
 _CONV = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint", "Bias",
