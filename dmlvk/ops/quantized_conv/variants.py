@@ -65,6 +65,14 @@ _DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW 
 _DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                          lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
 
+
+def _forced_only_rule(prefix: str) -> Rule:
+    """The rule of a variant that measured slower than the one chosen instead, so that it runs only where
+    forced unless PREFIX_BY_DEFAULT: PREFIX_MIN_CHANNELS output channels a group or more, not on CPUs."""
+    return Rule(f"{prefix}_BY_DEFAULT, {prefix}_MIN_CHANNELS output channels a group or more, on devices other "
+                "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu)
+
+
 _GEMM_WINS = Rule("GEMM_MIN_CHANNELS output channels a group or more", lambda d, mg, least: mg >= least)
 
 _VARIANTS = [
@@ -113,8 +121,7 @@ _VARIANTS = [
             "there (one 32-deep K chunk); a channels-last output stored four channels a word",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_WINDOW_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(WINDOW_MIN_CHANNELS=16, WINDOW_BY_DEFAULT=False),
-            wins=Rule("WINDOW_BY_DEFAULT, WINDOW_MIN_CHANNELS output channels a group or more, on devices other "
-                      "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
+            wins=_forced_only_rule("WINDOW"),
             measured="slower than conv.dot, so chosen only where forced: the ESPCN first layer 5x5 1->64 at 540x960 "
                      "took 95.3 us against conv.dot's 72.4, 358.5 against 272.1 at 1080x1920 (tools/model_probe.py, "
                      "same runs). Without its epilogue it took 44.5 us; its first epilogue (each fragment's bytes "
@@ -135,8 +142,7 @@ _VARIANTS = [
             "straight from the input (no packed input) and its channels' taps from the packed filter",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_NARROW_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(NARROW_MIN_CHANNELS=16, NARROW_BY_DEFAULT=False),
-            wins=Rule("NARROW_BY_DEFAULT, NARROW_MIN_CHANNELS output channels a group or more, on devices other "
-                      "than CPUs", lambda d, mg, least, on_cpu, by_default: by_default and mg >= least and not on_cpu),
+            wins=_forced_only_rule("NARROW"),
             measured="slower than conv.depthwise.rows, so chosen only where forced: the ESPCN first layer 5x5 "
                      "1->64 at 540x960 took 156 us against the rows kernel's 94 (tools/model_probe.py)",
             measured_on=H200),
