@@ -84,8 +84,7 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         """The filter zero points, known before any execution (none bound, or OWNED_BY_DML): kernels
         that can compile the input's window sums out (WSUM) do where these need none (no zero point
         differs from the value the filter's int8 shift removes, as _parameters decides per execution)."""
-        shift = 0 if self.input_descs[FILTER].data_type == DataType.INT8 else 128
-        wsum = int(np.any(wzp.astype(np.int64) != shift))
+        wsum = self._window_sums_needed(wzp)
         self._kernels = [TABLE[k.variant].with_constants(k, WSUM=wsum) if "WSUM" in TABLE[k.variant].spec else k
                          for k in self._kernels]
 
@@ -135,8 +134,11 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         params[2:2 + m] = mult.view(np.int32)
         params[2 + m:2 + 2 * m] = wzp = per_m(values(FILTER_ZP, 0))
         params[2 + 2 * m:2 + 3 * m] = per_m(values(BIAS, 0))
-        # The cooperative-matrix path needs the input's window sums where some filter zero point
-        # differs from the value its int8 shift removes (qconv_pack_filter.comp: cw != 0).
-        shift = 0 if d[FILTER].data_type == DataType.INT8 else 128
-        params[2 + 3 * m] = int(np.any(wzp.astype(np.int64) != shift))
+        params[2 + 3 * m] = self._window_sums_needed(wzp)
         return params
+
+    def _window_sums_needed(self, wzp: np.ndarray) -> int:
+        """1 where the cooperative-matrix path needs the input's window sums: some filter zero point
+        differs from the value its int8 shift removes (qconv_pack_filter.comp: cw != 0), else 0."""
+        shift = 0 if self.input_descs[FILTER].data_type == DataType.INT8 else 128
+        return int(np.any(np.asarray(wzp).astype(np.int64) != shift))

@@ -432,9 +432,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     if most == 0:
         return None
     mb = -(-mg // -(-mg // most))         # the group's channels in blocks of even size
-    strides_out = as_4d(d.output_tensor.effective_strides, 0)
     # channels last: four channels a word, blocks of whole words that divide the group
-    cl = not rows_out and strides_out[1] == 1 and all(s % 4 == 0 for s in (strides_out[0], strides_out[2], strides_out[3]))
+    cl = not rows_out and _channels_last_words(d)
     if cl:
         mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
     if not (rows_out or cl) or mb == 0:
@@ -540,11 +539,17 @@ def _window_plan(d, sel: Selection) -> Optional[tuple]:
             or not sel.where_wins("conv.coopmat.window", d, mg, sel["WINDOW_MIN_CHANNELS"], caps.cpu_kernels,
                                   sel["WINDOW_BY_DEFAULT"])):
         return None
-    sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
-    words = sm == 1 and mg % 4 == 0 and sn % 4 == 0 and sh % 4 == 0 and sw % 4 == 0   # channels last, 4 a word
+    words = _channels_last_words(d) and mg % 4 == 0          # four channels of a pixel a word
     return _gathering_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", n * -(-oh // 8) * -(-ow // 32),
                            3 if words else _tile_output(d),
                            small=32, extra=dict(CQ=0, INT32_OUT=0, WSUM=1))   # CQ: HALO's only
+
+
+def _channels_last_words(d) -> bool:
+    """Whether the output is channels-last with whole-word strides (channel stride 1, the others
+    multiples of 4 bytes)."""
+    sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
+    return sm == 1 and sn % 4 == 0 and sh % 4 == 0 and sw % 4 == 0
 
 
 def _tile_output(d) -> int:
