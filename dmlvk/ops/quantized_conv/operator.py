@@ -123,7 +123,6 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         """Requantization parameters (binding PARAMS), computed on the host from the bound scale,
         zero-point and bias tensors (spec 4.3; the multiplier as ONNX Runtime computes it, in
         float32)."""
-        d = self.input_descs
         values = lambda slot, default: self._values(srcs, slot, default)
         m, per_m = self.m, self._per_m
         mult = requantization_multipliers(values(INPUT_SCALE, 1)[0], per_m(values(FILTER_SCALE, 1)),
