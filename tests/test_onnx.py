@@ -653,10 +653,11 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
     on devices without them, conv.dot on CPU devices too): the first layer (conv.dot) writes its output
     channels-last, which the 3x3 64->32 layer reads in place (conv.coopmat.halo where its tiles fit the
     device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs; the last layer
-    (conv.dot) reads the packed NCHW the cooperative-matrix kernel writes. Outputs bit-exact against
+    reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc), or the packed NCHW
+    conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
     onnxruntime either way. Without those two variants the layers keep NCHW and the 64->32 layer packs
     its input."""
-    from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST
+    from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE
     import dmlvk
     model = espcn_models[2]
     dev = dmlvk.Device()
@@ -672,6 +673,10 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
             assert np.array_equal(got, want), name
             _, dispatches, _ = session.device_work({"x": x})
             variants[name] = [k.variant for k, _ in dispatches if k.variant.startswith("conv.")]
+            kernels = [k for k, _ in dispatches if k.variant.startswith("conv.")]
+            if name == "planned" and "conv.coopmat.halo" in variants[name]:
+                # the halo kernel writes the last layer's input channels-last, which it reads in place
+                assert CONV_TABLE[kernels[-1].variant].constants(kernels[-1])["CL_IN"] == 1, variants
     if not dev.capabilities.integer_dot_product:       # the first layer stores bytes: nothing planned
         assert variants["planned"] == variants["packed"]
         return

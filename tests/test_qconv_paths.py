@@ -546,7 +546,7 @@ def fast_device():
         yield dev
 
 
-NO_DOT = {"conv.dot": False}
+NO_DOT = {"conv.dot": False, "conv.dot.nhwc": False}
 
 
 def uses_fast_path(op) -> bool:
@@ -1013,12 +1013,14 @@ def test_halo_tiles_exact(fast_device, rng, types):
     """conv.coopmat.halo (forced) on channels-last inputs: tiles cut by the image's last rows and columns
     (heights and widths off 8 and 32), two images, padding of 0-2, groups of 32 channels with 9-40 output
     channels (tiles holding rows past them, two channel tiles), distinct filter zero points (the window
-    sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC and with gapped rows (byte
-    stores); against the reference."""
+    sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC (four channels a word where a
+    group's channels come in fours: groups of 20 leave the words past them alone; else byte stores) and
+    with gapped rows (byte stores); against the reference."""
     # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
     cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
-             ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 0), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
-             ((3, 1), 5, 64, 2, 32, "packed", (2, 0, 0, 0), 2), ((3, 3), 9, 33, 1, 24, "packed", (1, 0, 1, 0), 0)]
+             ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 3), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
+             ((3, 1), 5, 64, 2, 32, "packed", (2, 0, 0, 0), 2), ((3, 3), 9, 33, 1, 24, "packed", (1, 0, 1, 0), 0),
+             ((3, 3), 11, 40, 2, 20, "nhwc", (1, 1, 1, 1), 3), ((3, 3), 9, 36, 1, 9, "nhwc", (1, 1, 1, 1), 0)]
     for (kh, kw), h, w, g, mg, out_kind, pads, packed in cases:
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
                                 pads, True, out_kind)
@@ -1049,11 +1051,15 @@ def test_window_tiles_exact(fast_device, rng, types):
         assert got == (packed, True), (kh, kw, cg, g, mg, h, w, out_kind, pads)
 
 
-def test_halo_window_sums_compiled_out(fast_device, rng):
-    """conv.coopmat.halo compiles the input's window sums out (WSUM 0) where the filter zero points are
-    known before execution and need none: no zero-point tensor with an int8 filter, or zero points
-    OWNED_BY_DML equal to the filter's int8 shift (0 for int8, 128 for uint8), decided again at each
-    initialization; elsewhere WSUM 1 and params[2 + 3M] decide. Exact against the reference either way."""
+@pytest.mark.parametrize("variant", ["conv.coopmat.halo", "conv.dot"])
+def test_window_sums_compiled_out(request, rng, variant):
+    """conv.coopmat.halo (a channels-last input) and conv.dot compile the input's window sums out
+    (WSUM 0) where the filter zero points are known before execution and need none: no zero-point
+    tensor with an int8 filter, or zero points OWNED_BY_DML equal to the filter's int8 shift (0 for
+    int8, 128 for uint8), decided again at each initialization; elsewhere WSUM 1 and params[2 + 3M]
+    decide. Exact against the reference either way."""
+    device = request.getfixturevalue("fast_device" if variant == "conv.coopmat.halo" else "dot_device")
+    channels_last = variant == "conv.coopmat.halo"
     n, h, w, cg, m = 1, 10, 40, 32, 24
     owned = TensorFlags.OWNED_BY_DML
     scalar = lambda dt, flags=TensorFlags.NONE: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0), flags=flags)
@@ -1064,21 +1070,22 @@ def test_halo_window_sums_compiled_out(fast_device, rng):
              (np.int8, "bound", 0, 1)]
     for w_dt, zp_kind, zp, wsum in cases:
         wdt = U8 if w_dt == np.uint8 else I8
-        x = random_ints(rng, np.uint8, (n, h, w, cg))
+        x = random_ints(rng, np.uint8, (n, h, w, cg) if channels_last else (n, cg, h, w))
         wt = random_ints(rng, w_dt, (m, cg, 3, 3))
         wzp = None if zp is None else np.full(m, zp, w_dt)
         scale_ws = rng.uniform(0.0005, 0.01, m).astype(np.float32)
         kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 1), end_padding=(1, 1), group_count=1)
-        want = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2), 0.02, np.uint8(9), wt, scale_ws,
+        want = reference.quantized_linear_convolution(x.transpose(0, 3, 1, 2) if channels_last else x, 0.02, np.uint8(9), wt, scale_ws,
                                                       0 if wzp is None else wzp, None, 0.5, np.uint8(7),
                                                       np.dtype(np.uint8), **kwargs)
         flags = owned if zp_kind == "owned" else TensorFlags.NONE
         desc = QuantizedLinearConvolutionDesc(
-            TensorDesc(U8, (n, cg, h, w), (h * w * cg, 1, w * cg, cg)), scalar(F32), scalar(U8, flags),
+            TensorDesc(U8, (n, cg, h, w), (h * w * cg, 1, w * cg, cg) if channels_last else None), scalar(F32),
+            scalar(U8, flags),
             TensorDesc(wdt, (m, cg, 3, 3), flags=flags), TensorDesc(F32, (1, m, 1, 1)),
             None if zp_kind == "none" else TensorDesc(wdt, (1, m, 1, 1), flags=flags), None, scalar(F32),
             scalar(U8), TensorDesc(U8, want.shape), **kwargs)
-        op = fast_device.create_operator(desc, force="conv.coopmat.halo")
+        op = device.create_operator(desc, force=variant)
         consts = [words(9, np.uint8), wt, None if wzp is None else words(wzp, w_dt)]
         if zp_kind == "owned":
             op.initialize([None, None, consts[0], consts[1], None, consts[2], None, None, None])
@@ -1332,21 +1339,90 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
             args = (x, args[1], args[2], wt, rng.uniform(0.001, 0.05, m).astype(np.float32),
                     random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
                     rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
-            expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
-            n, _, oh, ow = expected.shape
-            dt = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
-            desc = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0].desc
-            desc = dataclasses.replace(desc, output_tensor=TensorDesc(dt[np.dtype(y_dt)], expected.shape,
-                                                                      (oh * ow * m, 1, ow * m, m)))
-            op = dot_device.create_operator(desc)
+            got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt)
             assert [k.variant for k in op.kernels] == ["conv.dot"] and C(op.kernels[0])["CL_OUT"] == 1, op.kernels
-            words = lambda a, dt_: np.concatenate([np.ravel(np.asarray(a, dt_)), np.zeros(3, dt_)])
-            xzp = args[2] if args[2] is not None else 0
-            out = np.zeros(expected.size + 3, y_dt)
-            op.execute(inputs=[x, np.float32([args[1]]), words(xzp, x_dt), wt, args[4], words(args[5], w_dt), args[6],
-                               np.float32([args[7]]), words(args[8], y_dt)], outputs=[out])
-            got = out[:expected.size].reshape(n, oh, ow, m).transpose(0, 3, 1, 2)
             assert np.array_equal(got, expected), kwargs
+
+
+def _channels_last_output_call(device, args, kwargs, y_dt, output=True, input=False, force=None):
+    """(output, the reference's, the operator) of the numpy-level call's arguments, its output
+    tensor channels-last (channel stride 1) where output, its input tensor where input; the
+    operator's variant forced where force names one."""
+    x, wt = args[0], args[3]
+    expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+    n, m, oh, ow = expected.shape
+    _, c, h, w = x.shape
+    dt = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
+    desc = prepare_call(*args, **kwargs, output_dtype=y_dt, device=device)[0].desc
+    if output:
+        desc = dataclasses.replace(desc, output_tensor=TensorDesc(dt[np.dtype(y_dt)], expected.shape,
+                                                                  (oh * ow * m, 1, ow * m, m)))
+    if input:
+        desc = dataclasses.replace(desc, input_tensor=TensorDesc(dt[x.dtype], x.shape, (h * w * c, 1, w * c, c)))
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    op = device.create_operator(desc, force=force)
+    words = lambda a, dt_: np.concatenate([np.ravel(np.asarray(a, dt_)), np.zeros(3, dt_)])
+    xzp = args[2] if args[2] is not None else 0
+    out = np.zeros(expected.size + 3, y_dt)
+    op.execute(inputs=[x, np.float32([args[1]]), words(xzp, x.dtype), wt, args[4], words(args[5], wt.dtype), args[6],
+                       np.float32([args[7]]), words(args[8], y_dt)], outputs=[out])
+    got = out[:expected.size].reshape((n, oh, ow, m) if output else (n, m, oh, ow))
+    return got.transpose(0, 3, 1, 2) if output else got, expected, op
+
+
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_kernel_channels_last_input(dot_device, rng, types):
+    """conv.dot.nhwc (forced) on random layers with a channels-last input (16 to 48 input channels a
+    group, 16 a load), rows or channels-last outputs, and zero points that need the window sums or
+    not, against the reference."""
+    x_dt, w_dt, y_dt = types
+    for zp_kind, out_cl in (("none", False), ("distinct", False), ("equal", True), ("distinct", True)):
+        args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
+        cg, mg = int(rng.choice([16, 32, 48])), int(rng.choice([4, 8, 12])) if out_cl else int(rng.choice([1, 3, 4, 9]))
+        groups = kwargs["group_count"]
+        n, _, h, w = args[0].shape
+        m = mg * groups
+        kh, kw = args[3].shape[2:]
+        args = (random_ints(rng, x_dt, (n, cg * groups, h, w)), args[1], args[2],
+                random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
+                random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
+                rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
+        got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt, output=out_cl, input=True,
+                                                       force="conv.dot.nhwc")
+        assert [k.variant for k in op.kernels] == ["conv.dot.nhwc"], op.kernels
+        assert (C(op.kernels[0])["CL_IN"], C(op.kernels[0])["CL_OUT"]) == (1, int(out_cl))
+        assert np.array_equal(got, expected), (kwargs, cg, mg)
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])
+def test_dot_kernel_tiles(dot_device, rng, channels_last):
+    """Several tiles a workgroup (DOT_TILES, DOT_TILES_BLOCKS: its filter staged once for them): 3 tiles of rows (128
+    invocations of 8 outputs a tile) or 5 channels-last ones (two blocks of 8 channels a pixel: 64
+    invocations a tile) in workgroups of 2, the last with one tile, in each of 2 groups; against the
+    reference, as with one tile a workgroup."""
+    x_dt, w_dt, y_dt = np.uint8, np.int8, np.uint8
+    mg = 16 if channels_last else 8
+    x = random_ints(rng, x_dt, (2, 6, 30, 40))
+    wt = random_ints(rng, w_dt, (2 * mg, 3, 3, 5))
+    args = (x, np.float32(0.02), np.uint8(5), wt, rng.uniform(0.001, 0.05, 2 * mg).astype(np.float32),
+            random_ints(rng, w_dt, (2 * mg,)), rng.integers(-5000, 5000, 2 * mg).astype(np.int32), np.float32(0.7),
+            np.uint8(9))
+    kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(1, 2), group_count=2)
+    for tiles in (2, 1):
+        with dot_device.variants(force="conv.dot", tuning={"DOT_TILES": tiles, "DOT_TILES_BLOCKS": tiles,
+                                                                "DOT_MIN_WORKGROUPS": 1}):
+            if channels_last:
+                got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt)
+            else:
+                op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0]
+                got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
+                expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+        (kernel,) = op.kernels
+        constants = C(kernel)
+        assert (constants["TILES"], constants["CL_OUT"], constants["BLOCKS"]) == (tiles, int(channels_last),
+                                                                                 2 if channels_last else 1)
+        assert kernel.count == 2 * -(-(3 if not channels_last else 5) // tiles) * 128
+        assert np.array_equal(got, expected), tiles
 
 
 def test_dequantized_output_only_where_conv_dot_runs(device):

@@ -161,8 +161,9 @@ def _channels_last(sizes) -> tuple:
 def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tuple]:
     """Channels-last strides for the node's output where that layout drops a kernel (the layout
     planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
-    QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), and the
-    node's own plan writes it with the same kernel as packed NCHW, whole words at a time. Else None."""
+    QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), or runs
+    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, and the node's own plan writes it with
+    the same kernel as packed NCHW, whole words at a time. Else None."""
     out = n.outputs[0]
     users = ctx.graph.users(out)
     if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:
@@ -179,7 +180,7 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     main = lambda desc: tuple(k.variant for k in plan(desc))
 
     try:
-        mine = _qlinearconv_desc(n, ctx, shape, dt)[0]
+        mine = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))[0]   # its input as planned
         sizes = tuple(mine.output_tensor.sizes)
         strides = _channels_last(sizes)
         out_dt = np.dtype(mine.output_tensor.data_type.numpy_dtype)
@@ -189,6 +190,9 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     except (ValueError, UnsupportedModelError, KeyError):
         return None
     drops = "conv.coopmat.pack_input" in main(user_before) and bool(set(READS_CHANNELS_LAST) & set(main(user_after)))
+    # conv.dot.nhwc: where measured faster than conv.dot on the rows it would read otherwise
+    drops = drops or (main(user_after) == ("conv.dot.nhwc",) and main(user_before) == ("conv.dot",)
+                      and CONV_TABLE.chosen_by(caps, choice)["DOT_NHWC_PLANNED"])
     writer = plan(mine_after)[-1:]
     same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
     return strides if drops and same and _whole_words(writer[0]) else None

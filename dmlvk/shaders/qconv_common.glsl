@@ -76,6 +76,39 @@ uint requantize_biased(int a, float mult, float yzp) {
     return uint(int(q)) & 0xFFu;
 }
 
+// The requantization of whole-word stores (conv.dot, the cooperative-matrix kernels' packed
+// outputs), as requantize_biased computes it, without conversions back from float: for a biased
+// sum a, t = float(a) * mult + MAGIC (two roundings, as float32 does them one after the other) is
+// MAGIC + roundEven(float(a) * mult) where that product is below 2^22 in magnitude (larger ones land
+// beyond the saturation bounds either way). Clamped to MAGIC + [LO - yZP, LO + 255 - yZP] (LO = 0,
+// or -128 for signed outputs), its bits less 0x4B400000, plus yZP - LO, are the output byte less
+// LO. So four outputs' bits shifted to their bytes and summed (mod 2^32), plus that constant in
+// every byte, are the output word (signed: its bytes' top bits flipped): requantized_word.
+const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
+struct Requant {
+    float lo, hi;                                // the clamp bounds
+    uint word_add, flip;                         // added to the summed bits, then flipped
+};
+
+Requant requant_for(int yzp) {
+    int LO = Y_SIGNED != 0 ? -128 : 0;
+    float lo = MAGIC + float(LO - yzp);
+    return Requant(lo, lo + 255.0, (uint(yzp - LO) - 0x4B400000u) * 0x01010101u,
+                   Y_SIGNED != 0 ? 0x80808080u : 0u);
+}
+
+// An output's bits, f * mult + MAGIC clamped to the bounds, for f = float(a) (see above).
+uint requantized_float_bits(float f, float mult, Requant rq) {
+    precise float v = f * mult;
+    precise float t = v + MAGIC;
+    return floatBitsToUint(clamp(t, rq.lo, rq.hi));
+}
+
+uint requantized_bits(int a, float mult, Requant rq) { return requantized_float_bits(float(a), mult, rq); }
+
+// The output word of four outputs' bits shifted to their bytes and summed.
+uint requantized_word(uint summed, Requant rq) { return (summed + rq.word_add) ^ rq.flip; }
+
 // The output byte for accumulator acc of output channel m: the bias added (wrapping, as int32
 // does), then requantize_biased with the channel's parameters.
 uint requantize(uint m, int acc) {

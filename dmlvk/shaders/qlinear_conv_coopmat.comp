@@ -547,6 +547,7 @@ void main() {
     }
     uint M = p.out_sizes.y;
     float yzp = float(int(params[1]));
+    Requant rq = requant_for(int(params[1]));          // the packed outputs' (requantized_bits)
     [[unroll]] for (uint i = 0; i < FM; ++i) {
 #ifndef COOPMAT_EMULATED
         // A fragment past the group's channels stores nothing (its subgroup skips it whole; the
@@ -595,12 +596,12 @@ void main() {
                 SUBGROUP_BARRIER();
                 uint w2[2] = { 0u, 0u };
                 [[unroll]] for (uint e = 0; e < 8; ++e)
-                    w2[e / 4] |= requantize_biased(int(q[e / 4][e % 4]) + cb[e] + cwe[e] * csum, mu[e], yzp) << (8 * (e % 4));
+                    w2[e / 4] += requantized_bits(int(q[e / 4][e % 4]) + cb[e] + cwe[e] * csum, mu[e], rq) << (8 * (e % 4));
                 uint ow = h_ow0 + j * 16 + pix;
                 if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
                     uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
                     [[unroll]] for (uint h = 0; h < 2; ++h)
-                        if (mc + 4 * h < p.mg) y_words[at + h] = w2[h];
+                        if (mc + 4 * h < p.mg) y_words[at + h] = requantized_word(w2[h], rq);
                 }
             }
             continue;
@@ -621,8 +622,8 @@ void main() {
                 [[unroll]] for (uint h = 0; h < 2; ++h) {
                     uint word = 0;
                     [[unroll]] for (uint e = 0; e < 4; ++e)
-                        word |= requantize_biased(v[4 * h + e] + bias, mult, yzp) << (8 * e);
-                    words[j * 2 + h] = word;
+                        word += requantized_bits(v[4 * h + e] + bias, mult, rq) << (8 * e);
+                    words[j * 2 + h] = requantized_word(word, rq);
                 }
             }
             [[unroll]] for (uint j = 0; j < 2; ++j) {
@@ -684,10 +685,10 @@ void main() {
                         if (px >= P || 4 * h >= row_left) break;
                         uint word = 0;
                         [[unroll]] for (uint e = 0; e < 4; ++e)
-                            word |= requantize_biased(v[4 * h + e] + bias, mult, yzp) << (8 * e);
+                            word += requantized_bits(v[4 * h + e] + bias, mult, rq) << (8 * e);
                         // packed NCHW: the pixel's place in its image is its offset in the plane
                         uint n = px / ohw;
-                        y_words[(n * p.out_strides.x + m * p.out_strides.y + (px - n * ohw)) >> 2] = word;
+                        y_words[(n * p.out_strides.x + m * p.out_strides.y + (px - n * ohw)) >> 2] = requantized_word(word, rq);
                     }
                 } else {
                     [[unroll]] for (uint e = 0; e < 8; ++e) {

@@ -57,7 +57,6 @@ const uint WIN = DOT != 0 ? (OPT - 1) * SX + 4 : (OPT - 1) * SX + (KW - 1) * DX 
 const uint WORDS = (SHIFT + WIN + 3) / 4;                   // input words of a window row
 const uint SUMS = ROWS == 1 ? OPT : KH * OPT;               // sums held: one row, or KH rows
 const float TWO23 = 8388608.0;                              // 2^23: bits 0x4B000000
-const float MAGIC = 12582912.0;                             // 1.5 * 2^23: bits 0x4B400000
 const int FAST_BIAS = 1 << 22;                              // |bias| below it: the exact float sum
 
 #if DOT
@@ -110,17 +109,10 @@ int tap(uint c, uint ic, uint t) {
 }
 
 // Requantizes sums acc[first..first+OPT) and stores them as output row oh from column ow0 (spec
-// 4.3, see the header). For each output, t = f * mult + MAGIC (two roundings, as float32 does them
-// one after the other) is MAGIC + roundEven(f * mult); clamped to MAGIC + [LO - yZP, LO + 255 - yZP]
-// (LO = 0, or -128 for signed outputs), its bits less 0x4B400000, plus yZP - LO, are the output
-// byte q less LO, in [0, 255]. So the four outputs' bits shifted to their bytes and summed (mod
-// 2^32), plus that constant in every byte, are the output word (signed: its bytes' top bits flipped).
+// 4.3, see the header), four outputs a word (requantized_float_bits, qconv_common.glsl).
 void store_row(uint first, uint oh) {
     float mult = uintBitsToFloat(params[2 + c]);
-    int yzp = int(params[1]);
-    int LO = Y_SIGNED != 0 ? -128 : 0;
-    float lo = MAGIC + float(LO - yzp), hi = lo + 255.0;
-    uint word_add = (uint(yzp - LO) - 0x4B400000u) * 0x01010101u;
+    Requant rq = requant_for(int(params[1]));
     float f[OPT];
     if (fast) {
         [[unroll]] for (uint j = 0; j < OPT; ++j)
@@ -141,12 +133,8 @@ void store_row(uint first, uint oh) {
     [[unroll]] for (uint w = 0; w < OPT / 4; ++w) {
         if (ow0 + 4 * w >= p.out_sizes.w) break;               // OW is a multiple of 4
         uint word = 0;
-        [[unroll]] for (uint b = 0; b < 4; ++b) {
-            precise float v = f[4 * w + b] * mult;
-            precise float t = v + MAGIC;           // MAGIC + roundEven(v) where |v| < 2^22
-            word += floatBitsToUint(clamp(t, lo, hi)) << (8 * b);
-        }
-        y_words[obase + w] = (word + word_add) ^ (Y_SIGNED != 0 ? 0x80808080u : 0u);
+        [[unroll]] for (uint b = 0; b < 4; ++b) word += requantized_float_bits(f[4 * w + b], mult, rq) << (8 * b);
+        y_words[obase + w] = requantized_word(word, rq);
     }
 }
 

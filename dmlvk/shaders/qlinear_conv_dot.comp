@@ -4,15 +4,17 @@
 // input and output rows are word aligned and whose horizontal dilation is 1. Each invocation
 // computes OPT neighbouring outputs of one output row for MB output channels of its group: every
 // input row under its window is loaded once, as words, for all MB channels, and each dot product
-// multiplies four neighbouring taps of a filter row. A workgroup's MB channels share their filter,
-// staged in shared memory once: four taps of a filter row a word, as int8 bytes w - s (s = 0 for
+// multiplies four neighbouring taps of a filter row. A workgroup's channels (BLOCKS blocks of MB)
+// share their filter, staged in shared memory once for its TILES tiles of invocations, computed one
+// after the other: four taps of a filter row a word, as int8 bytes w - s (s = 0 for
 // int8 filters, 128 for uint8 ones, so that they always fit), 0 past KW. With c = s - wZP,
 //     sum (x - xZP)(w - wZP) = sum x (w - s) - xZP sum (w - s) + c (sum x - K xZP)
 // over the K = CG * KH * KW taps, the input zero point standing in for taps outside the input. The
 // window sums of x (one more dot product per four taps) are needed only where some channel's c is
-// not 0 (params[2 + 3M], set by the host). The biased sums are requantized as requantize_biased
-// (qconv_common.glsl) does and stored as whole words: output rows word aligned with OW a multiple
-// of 4, or (CL_OUT) a channels-last output, four channels of a pixel a word.
+// not 0 (params[2 + 3M], set by the host; WSUM 0 compiles them out). The biased sums are
+// requantized as requantize_biased (qconv_common.glsl) does and stored as whole words: output rows
+// word aligned with OW a multiple of 4, or (CL_OUT) a channels-last output, four channels of a pixel
+// a word. With CL_IN (conv.dot.nhwc) the input is channels-last instead of word-aligned rows.
 // With D2S (conv.dot.float: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear) each
 // output byte is then dequantized, float32(q - DQ_ZP) * DQ_SCALE as dequantize_linear.comp computes
 // it, and stored as a float at its place after a DepthToSpace of block D2S (1: none), so that one
@@ -24,7 +26,10 @@
 layout(local_size_x_id = 0) in;
 #include "qconv_common.glsl"
 #include "qconv_dot.glsl"
-layout(constant_id = 7) const uint SX = 1;       // horizontal stride (8: the rows kernel's DX)
+layout(constant_id = 7) const uint SX = 1;       // horizontal stride
+// Tiles (a workgroup's invocations' outputs) a workgroup computes one after the other, its channels'
+// filter staged once for them all.
+layout(constant_id = 8) const uint TILES = 1;
 // The window's first column less its word-aligned start, (-start_pad) mod 4: the same for every
 // invocation, since OPT * SX is a multiple of 4.
 layout(constant_id = 9) const uint SHIFT = 0;
@@ -37,79 +42,44 @@ layout(constant_id = 14) const uint CL_OUT = 0;
 // Channel blocks of MB a workgroup covers (1, or with CL_OUT every block of the group, so that
 // neighbouring invocations store one output pixel's channels together), dividing its invocations.
 layout(constant_id = 15) const uint BLOCKS = 1;
+// 0 where no window sums are ever needed (the filter zero points known before execution, none
+// differing from s), else params[2 + 3M] decides.
+layout(constant_id = 16) const uint WSUM = 1;
+// 1 for a channels-last input (conv.dot.nhwc: channel stride 1, the other strides multiples of 16
+// bytes, CG a multiple of 16): sixteen channels of a window position a vector, each dot product
+// over four channels of one tap, the filter staged as [channel][kh][kw][four channels] words.
+layout(constant_id = 17) const uint CL_IN = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
 // dequantization's scale bits and zero point DQ_SCALE and DQ_ZP.
-layout(constant_id = 16) const uint D2S = 0;
-layout(constant_id = 17) const uint D2S_CRD = 0;
-layout(constant_id = 18) const uint DQ_SCALE = 0;
-layout(constant_id = 19) const int DQ_ZP = 0;
+layout(constant_id = 18) const uint D2S = 0;
+layout(constant_id = 19) const uint D2S_CRD = 0;
+layout(constant_id = 20) const uint DQ_SCALE = 0;
+layout(constant_id = 21) const int DQ_ZP = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words of a filter row
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
 const uint WIN = (OPT - 1) * SX + 4 * KQ;        // window columns: each output's 4 x KQ from its first tap
 const uint WORDS = (SHIFT + WIN + 3) / 4;        // input words of a window row
-const uint FW = BLOCKS * MB * CG * KH * KQ;      // filter words of a workgroup's channels
-const float MAGIC = 12582912.0;                  // 1.5 * 2^23: bits 0x4B400000
+const uint WINC = (OPT - 1) * SX + KW;           // CL_IN: window positions of a row
+const uint PCW = CL_IN != 0 ? KH * KW * (CG / 4) : CG * KH * KQ;   // filter words of a channel
+// filter words of a block of MB channels: odd where a workgroup holds several blocks, whose
+// invocations then read their blocks' words from distinct banks
+const uint BWORDS = MB * PCW | (BLOCKS > 1 ? 1u : 0u);
+const uint FW = BLOCKS * BWORDS;                 // filter words of a workgroup's channels
 
+layout(std430, binding = 0) readonly buffer X16 { uvec4 x_vec4[]; };  // CL_IN: the input, 16 bytes a load
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store
-shared uint wsh[FW];                             // [channel][input channel][filter row][word]
-float lo, hi;                                    // the epilogue's clamp bounds (see requantized_bits)
+shared uint wsh[FW];                             // [block][channel][its PCW words] (see the prologue)
+uint t, g, cb, m0, mcount;                       // the invocation, its group, block and channels
+int s, xzp;                                      // the filter bytes' shift, the input zero point
 shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
 
-// An output's requantization, the bits of float(a) * mult + MAGIC (two roundings) clamped to [lo, hi]:
-// those of MAGIC + roundEven(float(a) * mult), saturated as the output zero point then requires
-// (see the epilogue).
-uint requantized_bits(int a, float mult) {
-    precise float v = float(a) * mult;
-    precise float t = v + MAGIC;
-    return floatBitsToUint(clamp(t, lo, hi));
-}
-
-void main() {
-    uint t = gl_LocalInvocationID.x;
+// The invocation's OPT outputs of item (a row's OPT columns, of one image) for its MB channels.
+void outputs(uint item, uint items) {
+    if (item >= items) return;
     uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;
     uint per_row = (OW + OPT - 1) / OPT;
-    uint items = p.out_sizes.x * OH * per_row;                 // invocations of one channel block
-    uint per_wg = gl_WorkGroupSize.x / BLOCKS;                 // of them a workgroup
-    uint tiles = (items + per_wg - 1) / per_wg;
-    uint blocks = (p.mg + MB * BLOCKS - 1) / (MB * BLOCKS);    // workgroups' channel blocks of a group
-    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    uint tile = wg % tiles, blk = wg / tiles;
-    uint g = blk / blocks;
-    if (g >= M / p.mg) return;                                 // uniform across the workgroup
-    uint wm0 = g * p.mg + (blk % blocks) * MB * BLOCKS;        // the workgroup's first output channel
-    uint wcount = min(MB * BLOCKS, (g + 1) * p.mg - wm0);
-    int s = W_SIGNED != 0 ? 0 : 128;
-    int xzp = int(params[0]);
-
-    for (uint e = t; e < FW; e += gl_WorkGroupSize.x) {
-        uint kq = e % KQ, r = e / KQ;
-        uint kh = r % KH, ic = (r / KH) % CG, mb = r / (KH * CG);
-        uint word = 0;
-        if (mb < wcount) {
-            uint base = (wm0 + mb) * p.w_strides.x + ic * p.w_strides.y + kh * p.w_strides.z;
-            [[unroll]] for (uint b = 0; b < 4; ++b) {
-                uint kw = 4 * kq + b;
-                if (kw < KW) word |= (uint(load_w(base + kw * p.w_strides.w) - s) & 0xFFu) << (8 * b);
-            }
-        }
-        wsh[e] = word;
-    }
-    barrier();
-    if (t < MB * BLOCKS) {
-        int sum_w = 0;
-        for (uint e = 0; e < CG * KH * KQ; ++e) sum_w += sdot(int(wsh[t * CG * KH * KQ + e]), 0x01010101, 0);
-        int cw = s - int(params[2 + M + min(wm0 + t, M - 1)]);
-        corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp;
-    }
-    barrier();
-
-    uint cb = t % BLOCKS;                                      // the invocation's block of the workgroup's
-    uint m0 = wm0 + cb * MB;                                   // its first output channel
-    uint mcount = min(MB, (g + 1) * p.mg - min(m0, (g + 1) * p.mg));
-    uint item = tile * per_wg + t / BLOCKS;
-    if (item >= items || mcount == 0) return;
     uint q = item % per_row, r = item / per_row;
     uint oh = r % OH, n = r / OH;
     uint ow0 = q * OPT;
@@ -125,14 +95,40 @@ void main() {
         int bytes = clamp(W - x, 0, 4);
         keep[w] = !inside[w] ? 0u : bytes == 4 ? 0xFFFFFFFFu : (1u << (8 * bytes)) - 1u;
     }
-    bool ws = params[2 + 3 * M] != 0u;
+    bool ws = WSUM != 0 && params[2 + 3 * M] != 0u;
     int acc[MB][OPT];
     int rs[OPT];
     [[unroll]] for (uint mb = 0; mb < MB; ++mb)
         [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] = corr_sh[cb * MB + mb];
     [[unroll]] for (uint j = 0; j < OPT; ++j) rs[j] = 0;
     int y0 = int(oh * p.conv_stride.x) - int(p.start_pad.x);
-    for (uint ic = 0; ic < CG; ++ic) {
+    if (CL_IN != 0) {
+        int x0 = int(ow0 * SX) - int(p.start_pad.y);
+        uint xbase = n * p.in_strides.x + g * p.cg;            // bytes; a multiple of 16
+        [[unroll]] for (uint kh = 0; kh < KH; ++kh) {
+            int y = y0 + int(kh * p.dilation.x);
+            bool row_in = y >= 0 && y < int(p.in_sizes.z);
+            for (uint v = 0; v < CG / 16; ++v) {
+                uvec4 xv[WINC];                                // the window row's positions, channels 16v..
+                [[unroll]] for (uint c = 0; c < WINC; ++c) {
+                    int x = x0 + int(c);
+                    xv[c] = row_in && x >= 0 && x < W
+                        ? x_vec4[(xbase + uint(y) * p.in_strides.z + uint(x) * p.in_strides.w) / 16 + v] : uvec4(zp_word);
+                }
+                if (ws) {
+                    [[unroll]] for (uint j = 0; j < OPT; ++j)
+                        [[unroll]] for (uint kw = 0; kw < KW; ++kw)
+                            [[unroll]] for (uint e = 0; e < 4; ++e) rs[j] += dot_mask(xv[j * SX + kw][e], 0x01010101u);
+                }
+                [[unroll]] for (uint mb = 0; mb < MB; ++mb)
+                    [[unroll]] for (uint kw = 0; kw < KW; ++kw)
+                        [[unroll]] for (uint e = 0; e < 4; ++e) {
+                            uint wv = wsh[cb * BWORDS + ((mb * KH + kh) * KW + kw) * (CG / 4) + 4 * v + e];
+                            [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xv[j * SX + kw][e], wv);
+                        }
+            }
+        }
+    } else for (uint ic = 0; ic < CG; ++ic) {
         uint xbase = n * p.in_strides.x + (g * p.cg + ic) * p.in_strides.y;
         [[unroll]] for (uint kh = 0; kh < KH; ++kh) {
             int y = y0 + int(kh * p.dilation.x);
@@ -156,25 +152,15 @@ void main() {
             }
             [[unroll]] for (uint mb = 0; mb < MB; ++mb)
                 [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
-                    uint wv = wsh[(((cb * MB + mb) * CG + ic) * KH + kh) * KQ + kq];
+                    uint wv = wsh[cb * BWORDS + ((mb * CG + ic) * KH + kh) * KQ + kq];
                     [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xw[j][kq], wv);
                 }
         }
     }
 
-    // Requantized as requantize_biased does, without conversions: t = float(a) * mult + MAGIC (two
-    // roundings, as float32 does them one after the other) is MAGIC + roundEven(float(a) * mult)
-    // where that product is below 2^22 in magnitude (larger ones land beyond the saturation bounds
-    // either way); clamped to MAGIC + [LO - yZP, LO + 255 - yZP] (LO = 0, or -128 for signed
-    // outputs), its bits less 0x4B400000, plus yZP - LO, are the output byte less LO. So the four
-    // outputs' bits shifted to their bytes and summed (mod 2^32), plus that constant in every
-    // byte, are the output word (signed: its bytes' top bits flipped).
+    // requantized as requantize_biased does (requantized_bits, qconv_common.glsl)
     int yzp = int(params[1]);
-    int LO = Y_SIGNED != 0 ? -128 : 0;
-    lo = MAGIC + float(LO - yzp);
-    hi = lo + 255.0;
-    uint word_add = (uint(yzp - LO) - 0x4B400000u) * 0x01010101u;
-    uint flip_out = Y_SIGNED != 0 ? 0x80808080u : 0u;
+    Requant rq = requant_for(yzp);
     if (CL_OUT != 0) {
         [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
             int bias[4], cw[4];
@@ -189,8 +175,8 @@ void main() {
                 if (ow0 + j >= OW) break;
                 uint word = 0;
                 [[unroll]] for (uint b = 0; b < 4; ++b)
-                    word += requantized_bits(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b], mult[b]) << (8 * b);
-                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = (word + word_add) ^ flip_out;
+                    word += requantized_bits(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b], mult[b], rq) << (8 * b);
+                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = requantized_word(word, rq);
             }
         }
         return;
@@ -204,7 +190,7 @@ void main() {
             int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
             float mult = uintBitsToFloat(params[2 + m]);
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult) - 0x4B400000u) + yzp;   // its value
+                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
                 precise float r = float(q - DQ_ZP) * dq_scale;
                 f[mb][j] = r;
             }
@@ -251,8 +237,61 @@ void main() {
             if (ow0 + 4 * w >= OW) break;                      // OW is a multiple of 4
             uint word = 0;
             [[unroll]] for (uint b = 0; b < 4; ++b)
-                word += requantized_bits(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias, mult) << (8 * b);
-            y_words[obase + w] = (word + word_add) ^ flip_out;
+                word += requantized_bits(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias, mult, rq) << (8 * b);
+            y_words[obase + w] = requantized_word(word, rq);
         }
     }
+}
+
+void main() {
+    t = gl_LocalInvocationID.x;
+    uint OW = p.out_sizes.w, M = p.out_sizes.y;
+    uint items = p.out_sizes.x * p.out_sizes.z * ((OW + OPT - 1) / OPT);   // invocations of one channel block
+    uint per_wg = gl_WorkGroupSize.x / BLOCKS;                 // of them a tile
+    uint tiles = (items + per_wg - 1) / per_wg;
+    uint runs = (tiles + TILES - 1) / TILES;                   // workgroups of one channel block
+    uint blocks = (p.mg + MB * BLOCKS - 1) / (MB * BLOCKS);    // workgroups' channel blocks of a group
+    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint run = wg % runs, blk = wg / runs;
+    g = blk / blocks;
+    if (g >= M / p.mg) return;                                 // uniform across the workgroup
+    uint wm0 = g * p.mg + (blk % blocks) * MB * BLOCKS;        // the workgroup's first output channel
+    uint wcount = min(MB * BLOCKS, (g + 1) * p.mg - wm0);
+    s = W_SIGNED != 0 ? 0 : 128;
+    xzp = int(params[0]);
+
+    for (uint e = t; e < FW; e += gl_WorkGroupSize.x) {
+        uint r = e % BWORDS, mb = e / BWORDS * MB + r / PCW, i = r % PCW;
+        uint word = 0;
+        if (r < MB * PCW && mb < wcount) {
+            uint base = (wm0 + mb) * p.w_strides.x;
+            [[unroll]] for (uint b = 0; b < 4; ++b) {
+                // CL_IN: word i holds tap i / (CG / 4)'s channels 4 (i % (CG / 4)) + b; else filter
+                // row i / KQ's taps 4 (i % KQ) + b
+                uint ic = CL_IN != 0 ? 4 * (i % (CG / 4)) + b : i / KQ / KH;
+                uint kh = CL_IN != 0 ? i / (CG / 4) / KW : i / KQ % KH;
+                uint kw = CL_IN != 0 ? i / (CG / 4) % KW : 4 * (i % KQ) + b;
+                if (kw < KW)
+                    word |= (uint(load_w(base + ic * p.w_strides.y + kh * p.w_strides.z + kw * p.w_strides.w) - s)
+                             & 0xFFu) << (8 * b);
+            }
+        }
+        wsh[e] = word;
+    }
+    barrier();
+    if (t < MB * BLOCKS) {
+        int sum_w = 0;
+        uint at = t / MB * BWORDS + t % MB * PCW;
+        for (uint e = 0; e < PCW; ++e) sum_w += sdot(int(wsh[at + e]), 0x01010101, 0);
+        int cw = s - int(params[2 + M + min(wm0 + t, M - 1)]);
+        corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp;
+    }
+    barrier();
+
+    cb = t % BLOCKS;                                           // the invocation's block of the workgroup's
+    m0 = wm0 + cb * MB;                                        // its first output channel
+    mcount = min(MB, (g + 1) * p.mg - min(m0, (g + 1) * p.mg));
+    if (mcount == 0) return;
+    for (uint tile = run * TILES; tile < min(tiles, run * TILES + TILES); ++tile)
+        outputs(tile * per_wg + t / BLOCKS, items);
 }

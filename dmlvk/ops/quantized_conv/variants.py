@@ -25,7 +25,7 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
-_DOT = _C + ("SX", None, "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS")
+_DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
@@ -60,8 +60,20 @@ _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 byte
                        "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)); the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
-_DOT_SHARED = Need("its channels' filter words (BLOCKS x MB x CG x KH x ceil(KW / 4)) within maxComputeSharedMemorySize",
-                   lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * c["MB"] * (c["CG"] * c["KH"] * -(-c["KW"] // 4) + 1)))
+_DOT_WINS = Rule("at most DOT_FEW_CHANNELS output channels a group with COOPMAT_MIN_INPUT_CHANNELS input "
+                 "channels or more, or DOT_NARROW_MIN_CHANNELS output channels or more with fewer input "
+                 "channels, on devices other than CPUs (and CPUs where DOT_ON_CPU)",
+                 lambda d, mg, cg, few, narrow_least, least_in, on_cpu, dot_on_cpu: (dot_on_cpu or not on_cpu)
+                 and ((cg >= least_in and mg <= few) or (cg < least_in and mg >= narrow_least)))
+_DOT_SHARED = Need("its channels' filter words (BLOCKS x (MB x (its words a channel + 1) + 1)) within "
+                   "maxComputeSharedMemorySize",
+                   lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * (c["MB"] * (_dot_channel_words(c) + 1) + 1)))
+
+
+def _dot_channel_words(c) -> int:
+    """Filter words of an output channel in conv.dot's shared memory (its constants c): CG x KH rows of
+    ceil(KW / 4) words, or with CL_IN KH x KW taps of CG / 4 words."""
+    return c["KH"] * c["KW"] * (c["CG"] // 4) if c["CL_IN"] else c["CG"] * c["KH"] * -(-c["KW"] // 4)
 _DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                          lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
 
@@ -100,7 +112,8 @@ _VARIANTS = [
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
             "times, not 9 times); the window sums compiled out (WSUM 0) where the filter zero points are known "
-            "at initialization and need none",
+            "at initialization and need none; a channels-last output four channels a word where a group's "
+            "channels come in fours",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
@@ -170,25 +183,38 @@ _VARIANTS = [
             "groups with few output channels or few input channels, word-aligned input rows, horizontal "
             "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
             "products (four taps of a filter row each), its input rows loaded once for all of them; whole-word "
-            "output rows, or a channels-last output four channels a word",
+            "output rows, or a channels-last output four channels a word; a workgroup computes TILES tiles of "
+            "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_CHANNELS=8, DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16,
-                        DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False),
-            wins=Rule("at most DOT_FEW_CHANNELS output channels a group with COOPMAT_MIN_INPUT_CHANNELS input "
-                      "channels or more, or DOT_NARROW_MIN_CHANNELS output channels or more with fewer input "
-                      "channels, on devices other than CPUs (and CPUs where DOT_ON_CPU)",
-                      lambda d, mg, cg, few, narrow_least, least_in, on_cpu, dot_on_cpu: (dot_on_cpu or not on_cpu)
-                      and ((cg >= least_in and mg <= few) or (cg < least_in and mg >= narrow_least))),
+                        DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False, DOT_TILES=1, DOT_TILES_BLOCKS=4,
+                        DOT_MIN_WORKGROUPS=1024),
+            wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
                      "packed cooperative-matrix path's 76 + 16 (its packing); 5x5 1->64 took 60 us against "
                      "conv.depthwise.rows' 94. 8 outputs and 8 channels an invocation measured fastest of "
-                     "4-16 outputs and 4-32 channels; the 3x3 64->32 layer took 449 us against that path's 134 + 41",
+                     "4-16 outputs and 4-32 channels; the 3x3 64->32 layer took 449 us against that path's 134 + 41. "
+                     "Several tiles a workgroup where it holds several channel blocks: 5x5 1->64 66.1 -> 60.0 us "
+                     "(3 tiles), 243.6 -> 204.2 at 1080x1920 (4); with one block (3x3 32->4) any count was "
+                     "slower (42.4 -> 52.2 us with 2, 159.0 -> 205.2 at 1080x1920 with 5)",
+            measured_on=H200),
+    Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
+            "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
+            "16 or more input channels a group in sixteens): an invocation loads 16 channels of a window "
+            "position at a time, each dot product over four channels of one tap; the ONNX runner plans the "
+            "layer before it to write that layout where DOT_NHWC_PLANNED",
+            requires=("shaderIntegerDotProduct",), tuning=dict(DOT_NHWC_PLANNED=True), wins=_DOT_WINS,
+            needs=(_DOT_SHARED,),
+            measured="the ESPCN model's 3x3 32->4 layer (tools/model_probe.py): 28.1 us against conv.dot's 42.5 "
+                     "at 540x960, 101.6 against 137.3 at 1080x1920; the halo kernel writing its input "
+                     "channels-last took 112.8 against 103.3 us (442.1 against 395.5): the frame 204.2 against "
+                     "209.2 us at 540x960, about 1.5 % slower at 1080x1920 (across runs)",
             measured_on=H200),
     Variant("conv.dot.float", "qlinear_conv_dot", _DOT + ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP"),
             "conv.dot whose epilogue also dequantizes each output byte to float32 and stores it where a "
             "DepthToSpace puts it: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear as one "
-            "kernel (float_output), where the convolution's plan is conv.dot writing rows",
+            "kernel (float_output), where the convolution's plan is conv.dot or conv.dot.nhwc writing rows",
             requires=("shaderIntegerDotProduct",), extends="conv.dot", measured_on=H200),
     Variant("conv.depthwise.rows", "qlinear_conv_depthwise_rows", _ROWS,
             "depthwise layers and narrow groups with word-aligned rows: an invocation holds its window rows' "
@@ -296,7 +322,7 @@ def _plan(d, sel: Selection) -> tuple:
     window = _window_plan(d, sel) if sel.may("conv.coopmat.window") else None
     if window is not None and all(sel.usable(k) for k in window[0]):
         return window
-    dot = _dot_kernel(d, sel) if sel.may("conv.dot") else None
+    dot = _dot_kernel(d, sel) if sel.may("conv.dot", "conv.dot.nhwc") else None
     if dot is not None and sel.usable(dot):
         return [dot], ()
     narrow = _narrow_plan(d, sel) if sel.may("conv.coopmat.narrow") else None
@@ -348,7 +374,7 @@ def _plan(d, sel: Selection) -> tuple:
 
 
 # the variants that read a channels-last input in place (_channels_last_input), no packing kernel
-READS_CHANNELS_LAST = ("conv.coopmat.nhwc", "conv.coopmat.halo")
+READS_CHANNELS_LAST = ("conv.coopmat.nhwc", "conv.coopmat.halo", "conv.dot.nhwc")
 
 
 def _channels_last_input(d) -> bool:
@@ -412,7 +438,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     """conv.dot (dmlvk/shaders/qlinear_conv_dot.comp) where it runs the description (packed dot
     products on the device, word-aligned input rows, output rows of whole words or a channels-last
     output whose channel blocks are whole words, horizontal dilation 1, a workgroup's
-    filter within DOT_MAX_FILTER_WORDS words) and wins (its rule):
+    filter within DOT_MAX_FILTER_WORDS words) and wins (its rule); conv.dot.nhwc likewise where the
+    input is channels-last as it reads it (_dot_channels_last_input) instead of word-aligned rows:
     OPT = DOT_OUTPUTS outputs of a row and MB = at most DOT_CHANNELS output channels an invocation.
     None elsewhere."""
     caps = sel.capabilities
@@ -422,12 +449,13 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     sw, dw = geo["strides"][1], geo["dilations"][1]
     opt = sel["DOT_OUTPUTS"]
     rows_in, rows_out = _word_rows(d)
+    name = "conv.dot" if rows_in else "conv.dot.nhwc"
     if (caps is None or not caps.integer_dot_product or d.wide_taps() or dw != 1 or (opt * sw) % 4
-            or not rows_in
-            or not sel.where_wins("conv.dot", d, mg, cg, sel["DOT_FEW_CHANNELS"], sel["DOT_NARROW_MIN_CHANNELS"],
+            or not (rows_in or _dot_channels_last_input(d)) or not sel.may(name)
+            or not sel.where_wins(name, d, mg, cg, sel["DOT_FEW_CHANNELS"], sel["DOT_NARROW_MIN_CHANNELS"],
                                   sel["COOPMAT_MIN_INPUT_CHANNELS"], caps.cpu_kernels, sel["DOT_ON_CPU"])):
         return None
-    per_channel = cg * kh * -(-kw // 4)
+    per_channel = _dot_channel_words(dict(KH=kh, KW=kw, CG=cg, CL_IN=not rows_in))
     most = min(mg, sel["DOT_CHANNELS"], sel["DOT_MAX_FILTER_WORDS"] // per_channel)
     if most == 0:
         return None
@@ -442,12 +470,25 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     # their filter fits, so that one output pixel's channels are stored together
     blocks = mg // mb if cl and 128 % (mg // mb) == 0 and mg * per_channel <= sel["DOT_MAX_FILTER_WORDS"] else 1
     n, _, oh, ow = as_4d(d.output_grid(), 1)
+    tiles = -(-(n * oh * -(-ow // opt)) // (128 // blocks))      # of a channel block (128 invocations each)
+    channel_blocks = d.group_count * -(-mg // (mb * blocks))
+    # DOT_TILES tiles a workgroup (its filter staged once for them; DOT_TILES_BLOCKS where it holds
+    # several channel blocks) where DOT_MIN_WORKGROUPS workgroups remain
+    most_tiles = sel["DOT_TILES_BLOCKS" if blocks > 1 else "DOT_TILES"]
+    per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
-    spec.update(SX=sw, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb, CL_OUT=int(cl), BLOCKS=blocks)
-    tiles = -(-(n * oh * -(-ow // opt)) // (128 // blocks))
-    return TABLE["conv.dot"].kernel(spec=spec, push=push,
-                                    count=d.group_count * -(-mg // (mb * blocks)) * tiles * 128,
-                                    slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
+    spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
+                CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in))
+    return TABLE[name].kernel(spec=spec, push=push, count=channel_blocks * -(-tiles // per_wg) * 128,
+                              slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
+
+
+def _dot_channels_last_input(d) -> bool:
+    """Whether conv.dot.nhwc reads the input: channel stride 1, the other strides multiples of 16
+    bytes, a group's channels in sixteens (16-byte loads), byte offsets within uint32."""
+    cg = d.conv_params()["filter"][1]
+    sn, sc, sh, sw = as_4d(d.input_tensor.effective_strides, 0)
+    return sc == 1 and cg % 16 == 0 and all(s % 16 == 0 for s in (sn, sh, sw)) and d.input_tensor.total_bytes <= 1 << 32
 
 
 def float_output(d, kernels: list, block: int, crd: bool, scale, zero_point: int) -> Optional[tuple]:
@@ -456,7 +497,7 @@ def float_output(d, kernels: list, block: int, crd: bool, scale, zero_point: int
     float32(q - zero_point) * scale: its plan's conv.dot kernel as conv.dot.float, whose output is the
     packed float32 image. None where the plan is not one conv.dot kernel writing rows of the 8-bit
     output, or the channels are not a multiple of block^2."""
-    if len(kernels) != 1 or kernels[0].variant != "conv.dot" or block < 1:
+    if len(kernels) != 1 or kernels[0].variant not in ("conv.dot", "conv.dot.nhwc") or block < 1:
         return None
     dot = kernels[0]
     constants = TABLE["conv.dot"].constants(dot)
@@ -520,8 +561,9 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
-    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32), _tile_output(d),
-                           small=mg, extra=dict(CQ=cg // 16, INT32_OUT=0, WSUM=1))
+    words = _channels_last_words(d) and mg % 4 == 0          # four channels of a pixel a word
+    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32),
+                           3 if words else _tile_output(d), small=mg, extra=dict(CQ=cg // 16, INT32_OUT=0, WSUM=1))
 
 
 def _window_plan(d, sel: Selection) -> Optional[tuple]:
