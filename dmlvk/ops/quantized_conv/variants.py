@@ -556,14 +556,11 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
     geo = d.conv_params()
     m, cg, kh, kw = geo["filter"]
     mg = m // d.group_count
-    n, _, oh, ow = as_4d(d.output_grid(), 1)
     if (not _coopmat_device(caps) or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
-    words = _channels_last_words(d) and mg % 4 == 0          # four channels of a pixel a word
-    return _gathering_plan(d, sel, "conv.coopmat.halo", "HALO", n * -(-oh // 8) * -(-ow // 32),
-                           3 if words else _tile_output(d), small=mg, extra=dict(CQ=cg // 16, INT32_OUT=0, WSUM=1))
+    return _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", small=mg, cq=cg // 16)
 
 
 def _window_plan(d, sel: Selection) -> Optional[tuple]:
@@ -575,16 +572,12 @@ def _window_plan(d, sel: Selection) -> Optional[tuple]:
     geo = d.conv_params()
     m, cg, kh, kw = geo["filter"]
     mg = m // d.group_count
-    n, _, oh, ow = as_4d(d.output_grid(), 1)
     if (not _coopmat_device(caps) or d.wide_taps() or cg * kh * kw > 32 or mg > 64
             or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)
             or not sel.where_wins("conv.coopmat.window", d, mg, sel["WINDOW_MIN_CHANNELS"], caps.cpu_kernels,
                                   sel["WINDOW_BY_DEFAULT"])):
         return None
-    words = _channels_last_words(d) and mg % 4 == 0          # four channels of a pixel a word
-    return _gathering_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", n * -(-oh // 8) * -(-ow // 32),
-                           3 if words else _tile_output(d),
-                           small=32, extra=dict(CQ=0, INT32_OUT=0, WSUM=1))   # CQ: HALO's only
+    return _tiles_8x32_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", small=32, cq=0)   # CQ: HALO's only
 
 
 def _channels_last_words(d) -> bool:
@@ -594,12 +587,19 @@ def _channels_last_words(d) -> bool:
     return sm == 1 and sn % 4 == 0 and sh % 4 == 0 and sw % 4 == 0
 
 
-def _tile_output(d) -> int:
-    """PACKED_OUT of the kernels over 8 x 32 output tiles (_packed_output's): their 16-byte stores need a
-    row's pixels to come in sixteens, whole words in fours."""
-    ow = as_4d(d.output_grid(), 1)[3]
+def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, small: int, cq: int) -> tuple:
+    """The plan of a kernel over 8 x 32 output tiles (conv.coopmat.halo, conv.coopmat.window;
+    _gathering_plan's, one workgroup a tile): its PACKED_OUT 3 where the output is channels-last with
+    whole-word strides and a group's channels come in fours (four channels of a pixel a word), else
+    _packed_output's, whose 16-byte stores need a row's pixels to come in sixteens, whole words in
+    fours."""
+    m = d.conv_params()["filter"][0]
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
     packed = _packed_output(d)
-    return packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0
+    packed_out = (3 if _channels_last_words(d) and (m // d.group_count) % 4 == 0
+                  else packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0)
+    return _gathering_plan(d, sel, name, define, n * -(-oh // 8) * -(-ow // 32), packed_out, small=small,
+                           extra=dict(CQ=cq, INT32_OUT=0, WSUM=1))
 
 
 def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int,
