@@ -1373,11 +1373,14 @@ def _channels_last_output_call(device, args, kwargs, y_dt, output=True, input=Fa
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_dot_kernel_channels_last_input(dot_device, rng, types):
     """conv.dot.nhwc (forced) on random layers with a channels-last input (16 to 48 input channels a
-    group, 16 a load), rows or channels-last outputs, and zero points that need the window sums or
-    not, against the reference."""
+    group, 16 a load; horizontal stride 1, windows of DOT_NHWC_MOST_TAPS taps or fewer), rows or
+    channels-last outputs, and zero points that need the window sums or not, against the reference.
+    A larger window, or another stride, is refused."""
     x_dt, w_dt, y_dt = types
     for zp_kind, out_cl in (("none", False), ("distinct", False), ("equal", True), ("distinct", True)):
         args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
+        while args[3].shape[2] * args[3].shape[3] > TABLE.tuning["DOT_NHWC_MOST_TAPS"] or kwargs["strides"][1] != 1:
+            args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
         cg, mg = int(rng.choice([16, 32, 48])), int(rng.choice([4, 8, 12])) if out_cl else int(rng.choice([1, 3, 4, 9]))
         groups = kwargs["group_count"]
         n, _, h, w = args[0].shape
@@ -1392,6 +1395,10 @@ def test_dot_kernel_channels_last_input(dot_device, rng, types):
         assert [k.variant for k in op.kernels] == ["conv.dot.nhwc"], op.kernels
         assert (C(op.kernels[0])["CL_IN"], C(op.kernels[0])["CL_OUT"]) == (1, int(out_cl))
         assert np.array_equal(got, expected), (kwargs, cg, mg)
+    for refused in (conv_desc(1, 32, 12, 16, 8, 3, 5, pads=(1, 2)), conv_desc(1, 32, 12, 16, 8, 3, 3, strides=(1, 2))):
+        refused = dataclasses.replace(refused, input_tensor=TensorDesc(U8, (1, 32, 12, 16), (12 * 16 * 32, 1, 16 * 32, 32)))
+        with pytest.raises(ValueError, match="conv.dot.nhwc cannot run"):
+            dot_device.create_operator(refused, force="conv.dot.nhwc")
 
 
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])

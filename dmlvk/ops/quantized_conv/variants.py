@@ -202,9 +202,11 @@ _VARIANTS = [
     Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
             "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
             "16 or more input channels a group in sixteens): an invocation loads 16 channels of a window "
-            "position at a time, each dot product over four channels of one tap; the ONNX runner plans the "
-            "layer before it to write that layout where DOT_NHWC_PLANNED",
-            requires=("shaderIntegerDotProduct",), tuning=dict(DOT_NHWC_PLANNED=True), wins=_DOT_WINS,
+            "position at a time, each dot product over four channels of one tap; horizontal stride 1 and at "
+            "most DOT_NHWC_MOST_TAPS taps a filter (its loops unrolled within a window row); the ONNX runner "
+            "plans the layer before it to write that layout where DOT_NHWC_PLANNED",
+            requires=("shaderIntegerDotProduct",), tuning=dict(DOT_NHWC_PLANNED=True, DOT_NHWC_MOST_TAPS=9),
+            wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN model's 3x3 32->4 layer (tools/model_probe.py): 28.1 us against conv.dot's 42.5 "
                      "at 540x960, 101.6 against 137.3 at 1080x1920; the halo kernel writing its input "
@@ -465,6 +467,11 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     if cl:
         mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
     if not (rows_out or cl) or mb == 0:
+        return None
+    # conv.dot.nhwc's loops over taps, channels and outputs, unrolled within a window row, and the
+    # row's OPT + KW - 1 positions held: bounded (a 1 x 6 window at stride 4 took SwiftShader's compiler
+    # past 4 GB, others past 20)
+    if not rows_in and (sw != 1 or kh * kw > sel["DOT_NHWC_MOST_TAPS"]):
         return None
     # channels last: a workgroup takes every block of the group where they divide its invocations and
     # their filter fits, so that one output pixel's channels are stored together
