@@ -1339,12 +1339,12 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
             args = (x, args[1], args[2], wt, rng.uniform(0.001, 0.05, m).astype(np.float32),
                     random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
                     rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
-            got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt)
+            got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt)
             assert [k.variant for k in op.kernels] == ["conv.dot"] and C(op.kernels[0])["CL_OUT"] == 1, op.kernels
             assert np.array_equal(got, expected), kwargs
 
 
-def _channels_last_output_call(device, args, kwargs, y_dt, output=True, input=False, force=None):
+def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, force=None):
     """(output, the reference's, the operator) of the numpy-level call's arguments, its output
     tensor channels-last (channel stride 1) where output, its input tensor where input; the
     operator's variant forced where force names one."""
@@ -1390,7 +1390,7 @@ def test_dot_kernel_channels_last_input(dot_device, rng, types):
                 random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
                 random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
                 rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
-        got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt, output=out_cl, input=True,
+        got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, output=out_cl, input=True,
                                                        force="conv.dot.nhwc")
         assert [k.variant for k in op.kernels] == ["conv.dot.nhwc"], op.kernels
         assert (C(op.kernels[0])["CL_IN"], C(op.kernels[0])["CL_OUT"]) == (1, int(out_cl))
@@ -1419,7 +1419,7 @@ def test_dot_kernel_tiles(dot_device, rng, channels_last):
         with dot_device.variants(force="conv.dot", tuning={"DOT_TILES": tiles, "DOT_TILES_BLOCKS": tiles,
                                                                 "DOT_MIN_WORKGROUPS": 1}):
             if channels_last:
-                got, expected, op = _channels_last_output_call(dot_device, args, kwargs, y_dt)
+                got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt)
             else:
                 op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0]
                 got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)

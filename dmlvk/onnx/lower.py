@@ -168,12 +168,11 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     users = ctx.graph.users(out)
     if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:
         return None
-    choice = ctx.device.choice()
-    caps = ctx.device.capabilities
+    sel = CONV_TABLE.chosen_by(ctx.device.capabilities, ctx.device.choice())
 
     def plan(desc) -> list:
         try:
-            return conv_plan(desc, CONV_TABLE.chosen_by(caps, choice))[0]
+            return conv_plan(desc, sel)[0]
         except ValueError:
             return []
 
@@ -189,10 +188,10 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
         mine_after = _output_strided(mine, strides)
     except (ValueError, UnsupportedModelError, KeyError):
         return None
-    drops = "conv.coopmat.pack_input" in main(user_before) and bool(set(READS_CHANNELS_LAST) & set(main(user_after)))
-    # conv.dot.nhwc: where measured faster than conv.dot on the rows it would read otherwise
-    drops = drops or (main(user_after) == ("conv.dot.nhwc",) and main(user_before) == ("conv.dot",)
-                      and CONV_TABLE.chosen_by(caps, choice)["DOT_NHWC_PLANNED"])
+    before, after = main(user_before), main(user_after)
+    drops = ("conv.coopmat.pack_input" in before and bool(set(READS_CHANNELS_LAST) & set(after))
+             # conv.dot.nhwc: where measured faster than conv.dot on the rows it would read otherwise
+             or (after == ("conv.dot.nhwc",) and before == ("conv.dot",) and sel["DOT_NHWC_PLANNED"]))
     writer = plan(mine_after)[-1:]
     same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
     return strides if drops and same and _whole_words(writer[0]) else None
