@@ -972,7 +972,8 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
 def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind):
     """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
     the variant `force`, its input of x_shape (N, C, H, W) channels-last or NCHW, its output packed
-    NCHW, NHWC or with gapped rows: (the output's PACKED_OUT, whether it equals the reference's)."""
+    NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows: (the output's PACKED_OUT,
+    whether it equals the reference's)."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     n, c, h, w = x_shape
@@ -987,6 +988,7 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
                                                   np.dtype(y_dt), **kwargs)
     _, _, oh, ow = want.shape
     out_strides = {"packed": None, "nhwc": (oh * ow * m, 1, ow * m, m),
+                   "nhwc_words": (oh * ow * (m + 4), 1, ow * (m + 4), m + 4),      # pixels 4 bytes apart
                    "gapped": (m * oh * (ow + 4), oh * (ow + 4), ow + 4, 1)}[out_kind]
     scalar = lambda dt: TensorDesc(dt, (1, 1, 1, 1), (0, 0, 0, 0))
     desc = QuantizedLinearConvolutionDesc(
@@ -1013,12 +1015,14 @@ def test_halo_tiles_exact(fast_device, rng, types):
     """conv.coopmat.halo (forced) on channels-last inputs: tiles cut by the image's last rows and columns
     (heights and widths off 8 and 32), two images, padding of 0-2, groups of 32 channels with 9-40 output
     channels (tiles holding rows past them, two channel tiles), distinct filter zero points (the window
-    sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC (four channels a word where a
-    group's channels come in fours: groups of 20 leave the words past them alone; else byte stores) and
-    with gapped rows (byte stores); against the reference."""
+    sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC (16 channels a store where a
+    group's channels come in sixteens and the strides in 16 bytes; four channels a word where they come
+    in fours: groups of 20 leave the words past them alone; else byte stores) and with gapped rows (byte
+    stores); against the reference."""
     # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
     cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
-             ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 3), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
+             ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 4), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
+             ((3, 3), 10, 40, 2, 32, "nhwc", (1, 1, 1, 1), 4), ((3, 3), 9, 35, 1, 32, "nhwc_words", (1, 1, 1, 1), 3),
              ((3, 1), 5, 64, 2, 32, "packed", (2, 0, 0, 0), 2), ((3, 3), 9, 33, 1, 24, "packed", (1, 0, 1, 0), 0),
              ((3, 3), 11, 40, 2, 20, "nhwc", (1, 1, 1, 1), 3), ((3, 3), 9, 36, 1, 9, "nhwc", (1, 1, 1, 1), 0)]
     for (kh, kw), h, w, g, mg, out_kind, pads, packed in cases:
@@ -1034,11 +1038,13 @@ def test_window_tiles_exact(fast_device, rng, types):
     fragments of channels a subgroup per tile row), 3 channels 3x3, groups, 1x1 over 32 channels, tiles
     cut by the image's last rows and columns, two images, padding of 0-2, NCHW and channels-last inputs,
     distinct filter zero points (the window sums), and outputs packed NCHW (16-byte, whole-word and byte
-    stores), channels-last four channels a word (PACKED_OUT 3, with groups of 12 and 20 channels:
-    words past a group's channels not stored) and channels-last byte by byte; against the reference."""
+    stores), channels-last 16 channels a store (PACKED_OUT 4), four channels a word (PACKED_OUT 3, with
+    groups of 12 and 20 channels: words past a group's channels not stored, and 64 channels whose
+    pixels lie 4 bytes off 16) and channels-last byte by byte; against the reference."""
     # (kh, kw), cg, groups, mg, h, w, padding, input channels-last, output kind, PACKED_OUT
     cases = [((5, 5), 1, 1, 64, 11, 48, (2, 2, 2, 2), False, "packed", 2),
-             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc", 3),
+             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc", 4),
+             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc_words", 3),
              ((3, 3), 3, 1, 32, 17, 20, (0, 1, 1, 1), True, "packed", 1),
              ((3, 3), 3, 2, 12, 8, 33, (2, 0, 1, 2), False, "nhwc", 3),
              ((1, 1), 32, 1, 24, 5, 30, (0, 0, 0, 0), True, "gapped", 0),

@@ -46,8 +46,11 @@
 // (8 + KH - 1 rows of 32 + KW - 1 positions, Cg bytes a position, any input strides, the padding
 // byte outside the input) into shared memory once, then invocation t gathers pixel t's 32 taps from
 // there (a table of the taps' offsets in the window, the same for every pixel) and the filter rows
-// come from Wp as with NARROW; one 32-deep chunk. Binding 0 is the input. With PACKED_OUT 3 its
-// output is channels-last, stored whole words at a time (four channels of a pixel a word).
+// come from Wp as with NARROW; one 32-deep chunk. Binding 0 is the input.
+//
+// HALO's and WINDOW_TAPS's channels-last outputs: with PACKED_OUT 3 stored whole words at a time
+// (four channels of a pixel a word), with PACKED_OUT 4 (16-byte strides, Mg a multiple of 16)
+// 16 bytes at a time (a fragment's 16 channels of a pixel, one lane a pixel).
 //
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
@@ -561,12 +564,14 @@ void main() {
         int bias = int(params[2 + 2 * M + m]);
         float mult = uintBitsToFloat(params[2 + m]);
 #ifdef TILES_8X32
-        if (PACKED_OUT == 3) {
+        if (PACKED_OUT == 3 || PACKED_OUT == 4) {
             // Channels last (channel stride 1, the others whole words; Mg a multiple of 4): each
             // fragment stored column-major into the subgroup's stage (a pixel's 16 channels
             // contiguous); lane (pixel pix, half h8) reads its pixel's channels h8 .. h8 + 7 as two
-            // vectors, requantizes them with those channels' numbers and stores them as two words.
+            // vectors, requantizes them with those channels' numbers and stores them as two words
+            // (PACKED_OUT 3), or keeps them for the fragment's 16-byte stores (PACKED_OUT 4).
             uint pix = lane % 16, h8 = (lane / 16) * 8;
+            uint w4[4];                                               // PACKED_OUT 4: [j * 2 + h]
             uint mc = mt * BM + wm * WM * 16 + i * 16 + h8;          // the lane's first channel in the group
             int cb[8], cwe[8];
             float mu[8];
@@ -597,12 +602,29 @@ void main() {
                 uint w2[2] = { 0u, 0u };
                 [[unroll]] for (uint e = 0; e < 8; ++e)
                     w2[e / 4] += requantized_bits(int(q[e / 4][e % 4]) + cb[e] + cwe[e] * csum, mu[e], rq) << (8 * (e % 4));
+                if (PACKED_OUT == 4) {
+                    [[unroll]] for (uint h = 0; h < 2; ++h) w4[j * 2 + h] = requantized_word(w2[h], rq);
+                    continue;
+                }
                 uint ow = h_ow0 + j * 16 + pix;
                 if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
                     uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
                     [[unroll]] for (uint h = 0; h < 2; ++h)
                         if (mc + 4 * h < p.mg) y_words[at + h] = requantized_word(w2[h], rq);
                 }
+            }
+            if (PACKED_OUT == 4) {
+                // the subgroup's 32 pixels (j * 16 + pix), 16 bytes each, into its stage; then lane
+                // t stores pixel t's
+                [[unroll]] for (uint j = 0; j < 2; ++j)
+                    [[unroll]] for (uint h = 0; h < 2; ++h) STAGE_MEM[sbase / 4 + j * 16 + pix][h8 / 4 + h] = w4[j * 2 + h];
+                SUBGROUP_MEMORY_BARRIER_SHARED();
+                SUBGROUP_BARRIER();
+                uvec4 px16 = STAGE_MEM[sbase / 4 + lane];
+                SUBGROUP_BARRIER();
+                uint ow = h_ow0 + lane, mc0 = mt * BM + wm * WM * 16 + i * 16;
+                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mc0 < p.mg)
+                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mc0) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
             }
             continue;
         }

@@ -587,23 +587,26 @@ def _window_plan(d, sel: Selection) -> Optional[tuple]:
     return _tiles_8x32_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", small=32, cq=0)   # CQ: HALO's only
 
 
-def _channels_last_words(d) -> bool:
-    """Whether the output is channels-last with whole-word strides (channel stride 1, the others
-    multiples of 4 bytes)."""
+def _channels_last_words(d, size: int = 4) -> bool:
+    """Whether the output is channels-last with strides of whole `size`-byte pieces (channel stride
+    1, the others multiples of size)."""
     sn, sm, sh, sw = as_4d(d.output_tensor.effective_strides, 0)
-    return sm == 1 and sn % 4 == 0 and sh % 4 == 0 and sw % 4 == 0
+    return sm == 1 and sn % size == 0 and sh % size == 0 and sw % size == 0
 
 
 def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, small: int, cq: int) -> tuple:
     """The plan of a kernel over 8 x 32 output tiles (conv.coopmat.halo, conv.coopmat.window;
-    _gathering_plan's, one workgroup a tile): its PACKED_OUT 3 where the output is channels-last with
-    whole-word strides and a group's channels come in fours (four channels of a pixel a word), else
-    _packed_output's, whose 16-byte stores need a row's pixels to come in sixteens, whole words in
-    fours."""
+    _gathering_plan's, one workgroup a tile): where the output is channels-last, its PACKED_OUT 4
+    with 16-byte strides and a group's channels in sixteens (a pixel's 16 channels a store), else
+    its PACKED_OUT 3 with whole-word strides and a group's channels in fours (four channels of a
+    pixel a word); else _packed_output's, whose 16-byte stores need a row's pixels to come in
+    sixteens, whole words in fours."""
     m = d.conv_params()["filter"][0]
+    mg = m // d.group_count
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     packed = _packed_output(d)
-    packed_out = (3 if _channels_last_words(d) and (m // d.group_count) % 4 == 0
+    packed_out = (4 if _channels_last_words(d, 16) and mg % 16 == 0
+                  else 3 if _channels_last_words(d) and mg % 4 == 0
                   else packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0)
     return _gathering_plan(d, sel, name, define, n * -(-oh // 8) * -(-ow // 32), packed_out, small=small,
                            extra=dict(CQ=cq, INT32_OUT=0, WSUM=1))
