@@ -112,8 +112,9 @@ _VARIANTS = [
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
             "times, not 9 times); the window sums compiled out (WSUM 0) where the filter zero points are known "
-            "at initialization and need none; a channels-last output four channels a word where a group's "
-            "channels come in fours",
+            "at initialization and need none; a channels-last output 16 channels of a pixel a store where a "
+            "group's channels come in sixteens and its strides in 16 bytes, else four channels a word where "
+            "they come in fours",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
@@ -125,13 +126,15 @@ _VARIANTS = [
                      "169.9, 64->64 246.5 against 196.5; narrower ones were not measured. The window sums compiled "
                      "out (the ONNX runner's constant zero points): 64->32 118.4-118.9 us against 125.2 with them "
                      "(a same-run probe), 463.9 against 487.9 at 1080x1920 (runs a day apart); with the epilogue "
-                     "reading its stage as vectors 106.8 / 413.7",
+                     "reading its stage as vectors 106.8 / 413.7. Its channels-last output (the ONNX runner's "
+                     "hand-off to conv.dot.nhwc) stored 16 bytes a lane: 111.8 / 435.2 us in the model benchmark "
+                     "against 113.5 / 442.1 with two words a lane (runs hours apart)",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
             "dilation 1, at most 64 output channels a group: a workgroup computes 8 output rows by 32 columns for "
             "every channel, its input window loaded into shared memory once and each pixel's taps gathered from "
-            "there (one 32-deep K chunk); a channels-last output stored four channels a word",
+            "there (one 32-deep K chunk); a channels-last output stored as conv.coopmat.halo stores it",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_WINDOW_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(WINDOW_MIN_CHANNELS=16, WINDOW_BY_DEFAULT=False),
             wins=_forced_only_rule("WINDOW"),
