@@ -128,7 +128,8 @@ _VARIANTS = [
                      "(a same-run probe), 463.9 against 487.9 at 1080x1920 (runs a day apart); with the epilogue "
                      "reading its stage as vectors 106.8 / 413.7. Its channels-last output (the ONNX runner's "
                      "hand-off to conv.dot.nhwc) stored 16 bytes a lane: 111.8 / 435.2 us in the model benchmark "
-                     "against 113.5 / 442.1 with two words a lane (runs hours apart)",
+                     "against 113.5-115.4 / 438.4-442.1 with two words a lane (two earlier runs the same day; "
+                     "runs differ by about 2 %)",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
