@@ -7,11 +7,12 @@
 # sharing the compiled shaders through dmlvk's cache. DMLVK_FROM_WHEEL=1 runs it on the carried
 # x86_64 wheel instead of a build (ci/device.sh). The DirectML and Chromium tests skip (neither
 # is there), and tests/test_package.py is left out: it installs numpy and onnx into fresh
-# virtualenvs from a package index (CI runs it).
+# virtualenvs from a package index (CI runs it). Failures and errors are named in the summary (-rfE);
+# under a time limit, write the output to a file and pass -v so that a cut run still names them.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source ci/device.sh
 python3 -m pip install -q --no-index --find-links .device-deps/build-wheels pytest-xdist hypothesis 2>&1 \
   | grep -v "^WARNING" || true
-python3 -m pytest -q -p no:cacheprovider -n "${DMLVK_TEST_WORKERS:-$(nproc)}" \
+python3 -m pytest -q -rfE -p no:cacheprovider -n "${DMLVK_TEST_WORKERS:-$(nproc)}" \
   --ignore=tests/test_package.py tests/ "$@"
