@@ -5,10 +5,15 @@ frame, against the device's floors (dmlvk_lab/bench_layers.py): which layer cost
 
 --off leaves variants out (as Device.variants(tuning={name: False}) does), to compare a choice with
 the one before it in the same run; --tune sets tuning numbers (Device.variants(tuning=...)).
+It also prints how long the session took to make and to run its first frame (lowering, the kernels'
+SPIR-V from dmlvk's cache or compiled, the driver's pipelines): with DMLVK_CACHE_DIR set to an
+empty directory, what a user's first session for these shapes costs (the driver may keep a shader
+cache of its own).
 """
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -30,16 +35,20 @@ def main():
     a = ap.parse_args()
     tuning = {name: int(value) for name, value in (t.split("=", 1) for t in a.tune)}
     dev = Device()
+    model = onnx_models.quantize(onnx_models.espcn(a.scale), onnx_models.calibration_frames())
+    x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
     with dev.variants(tuning={**{name: False for name in a.off}, **tuning}):
-        session = InferenceSession(onnx_models.quantize(onnx_models.espcn(a.scale), onnx_models.calibration_frames()),
-                                   device=dev)
-        x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
+        start = time.perf_counter()
+        session = InferenceSession(model, device=dev)
+        made = time.perf_counter()
         session.run(None, {"x": x})          # lowered (its operators chosen) at its first run
+        first = time.perf_counter()
     _, dispatches, _ = session.device_work({"x": x})
     timer = Timer(dev, 10, 0.3)
     bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
     rows = bench_layers.measure_layers(timer, dispatches, bandwidth, peak)
     print(dev.name + (f", without {', '.join(a.off)}" if a.off else "") + (f", {' '.join(a.tune)}" if a.tune else ""))
+    print(f"session made in {made - start:.2f} s, its first frame run in {first - made:.2f} s")
     print("\n".join(bench_layers.markdown({"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
                                            "frames": [{"input": [1, 1, a.height, a.width], "rows": rows}]})))
 
