@@ -520,7 +520,7 @@ void main() {
     if (SPLIT > 1) {
         // The partial tile and (subgroups of the first row) the partial window sums.
         [[unroll]] for (uint i = 0; i < FM; ++i) {
-            uint m0 = mt * BM + wm * WM * 16 + i * 16;
+            uint m0 = mrow0 + i * 16;
             [[unroll]] for (uint j = 0; j < 2; ++j)
                 coopMatStore(acc[i][j], part, partial_index(split, g, m0, pt * BN + wn * 32 + j * 16), 16,
                              gl_CooperativeMatrixLayoutRowMajor);
@@ -552,12 +552,13 @@ void main() {
     float yzp = float(int(params[1]));
     Requant rq = requant_for(int(params[1]));          // the packed outputs' (requantized_bits)
     [[unroll]] for (uint i = 0; i < FM; ++i) {
+        uint mf = mrow0 + i * 16;                       // the fragment's first channel in the group
 #ifndef COOPMAT_EMULATED
         // A fragment past the group's channels stores nothing (its subgroup skips it whole; the
         // emulation's barriers are the workgroup's, so there every subgroup goes through).
-        if (mrow0 + i * 16 >= p.mg) break;
+        if (mf >= p.mg) break;
 #endif
-        uint ml = mt * BM + wm * WM * 16 + i * 16 + r;
+        uint ml = mf + r;
         uint m = g * p.mg + min(ml, p.mg - 1);
         // the channel's numbers, read once (stores to the output could alias them for the compiler)
         int corr = int(w_words[m]), cw = int(w_words[M + m]);
@@ -572,7 +573,7 @@ void main() {
             // (PACKED_OUT 3), or keeps them for the fragment's 16-byte stores (PACKED_OUT 4).
             uint pix = lane % 16, h8 = (lane / 16) * 8;
             uint w4[4];                                               // PACKED_OUT 4: [j * 2 + h]
-            uint mc = mt * BM + wm * WM * 16 + i * 16 + h8;          // the lane's first channel in the group
+            uint mc = mf + h8;                                        // the lane's first channel in the group
             int cb[8], cwe[8];
             float mu[8];
             [[unroll]] for (uint e = 0; e < 8; ++e) {
@@ -622,9 +623,9 @@ void main() {
                 SUBGROUP_BARRIER();
                 uvec4 px16 = STAGE_MEM[sbase / 4 + lane];
                 SUBGROUP_BARRIER();
-                uint ow = h_ow0 + lane, mc0 = mt * BM + wm * WM * 16 + i * 16;
-                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mc0 < p.mg)
-                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mc0) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
+                uint ow = h_ow0 + lane;
+                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
+                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
             }
             continue;
         }

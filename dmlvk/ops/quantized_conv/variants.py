@@ -571,7 +571,7 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
-    return _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", small=mg, cq=cg // 16)
+    return _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16)
 
 
 def _window_plan(d, sel: Selection) -> Optional[tuple]:
@@ -588,7 +588,7 @@ def _window_plan(d, sel: Selection) -> Optional[tuple]:
             or not sel.where_wins("conv.coopmat.window", d, mg, sel["WINDOW_MIN_CHANNELS"], caps.cpu_kernels,
                                   sel["WINDOW_BY_DEFAULT"])):
         return None
-    return _tiles_8x32_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", small=32, cq=0)   # CQ: HALO's only
+    return _tiles_8x32_plan(d, sel, "conv.coopmat.window", "WINDOW_TAPS", mg, small=32, cq=0)   # CQ: HALO's only
 
 
 def _channels_last_words(d, size: int = 4) -> bool:
@@ -598,15 +598,13 @@ def _channels_last_words(d, size: int = 4) -> bool:
     return sm == 1 and sn % size == 0 and sh % size == 0 and sw % size == 0
 
 
-def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, small: int, cq: int) -> tuple:
+def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: int, cq: int) -> tuple:
     """The plan of a kernel over 8 x 32 output tiles (conv.coopmat.halo, conv.coopmat.window;
-    _gathering_plan's, one workgroup a tile): where the output is channels-last, its PACKED_OUT 4
-    with 16-byte strides and a group's channels in sixteens (a pixel's 16 channels a store), else
-    its PACKED_OUT 3 with whole-word strides and a group's channels in fours (four channels of a
+    _gathering_plan's, one workgroup a tile; mg output channels a group): where the output is
+    channels-last, its PACKED_OUT 4 with 16-byte strides and mg in sixteens (a pixel's 16 channels
+    a store), else its PACKED_OUT 3 with whole-word strides and mg in fours (four channels of a
     pixel a word); else _packed_output's, whose 16-byte stores need a row's pixels to come in
     sixteens, whole words in fours."""
-    m = d.conv_params()["filter"][0]
-    mg = m // d.group_count
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     packed = _packed_output(d)
     packed_out = (4 if _channels_last_words(d, 16) and mg % 16 == 0
