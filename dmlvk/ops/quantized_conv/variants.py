@@ -129,7 +129,10 @@ _VARIANTS = [
                      "reading its stage as vectors 106.8 / 413.7. Its channels-last output (the ONNX runner's "
                      "hand-off to conv.dot.nhwc) stored 16 bytes a lane: 111.8 / 435.2 us in the model benchmark "
                      "against 113.5-115.4 / 438.4-442.1 with two words a lane (two earlier runs the same day; "
-                     "runs differ by about 2 %)",
+                     "runs differ by about 2 %). Its loads' loops and (real matrices) its taps' loop unrolled, and its "
+                     "channels-last stage's columns 20 ints apart (16 put four lanes' stores in one bank): 77.9 / "
+                     "296.4 us in the model benchmark; in same-run probes 112.5 -> 89.0 (unrolled; 102 registers an "
+                     "invocation against 80) -> 76.8 us at 540x960",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
