@@ -220,7 +220,8 @@ def ncnn_peer(spec: dict) -> dict:
 def webgpu_peer(spec: dict) -> dict:
     """End to end (float32 numpy in and out) session.run of each model file on the WebGPU plugin EP
     (onnxruntime-ep-webgpu); nodes it does not take fall back to ONNX Runtime's CPU EP, as a user's
-    session would. spec: {"models": {label: path}, "inputs": [[n, c, h, w], ...]}."""
+    session would. A session per input shape, and a shape it fails on (a None time, the reason in
+    "failed") leaves the others' figures. spec: {"models": {label: path}, "inputs": [[n, c, h, w], ...]}."""
     import onnxruntime as ort
     import onnxruntime_ep_webgpu as webgpu
     ort.register_execution_provider_library("webgpu", webgpu.get_library_path())
@@ -229,18 +230,21 @@ def webgpu_peer(spec: dict) -> dict:
         raise RuntimeError("the WebGPU EP found no adapter")
     out = {"peer": f"onnxruntime {ort.__version__} WebGPU EP", "models": {}, "failed": {}}
     for label, path in spec["models"].items():
-        try:
-            options = ort.SessionOptions()
-            options.add_provider_for_devices([ep], {})
-            session = ort.InferenceSession(path, sess_options=options)
-            times = []
-            for shape in spec["inputs"]:
+        times, failed = [], []
+        for shape in spec["inputs"]:
+            try:
+                options = ort.SessionOptions()
+                options.add_provider_for_devices([ep], {})
+                session = ort.InferenceSession(path, sess_options=options)
                 x = np.random.default_rng(3).random(shape, dtype=np.float32)
                 times.append(_median_wall(lambda: session.run(None, {"x": x}), 3, warm=1))
-            out["models"][label] = times
-            del session
-        except Exception as e:       # one model's failure is its row's reason, the other model still runs
-            out["failed"][label] = f"{type(e).__name__}: {e}"
+                del session
+            except Exception as e:   # this shape's reason; the other shapes and models still run
+                times.append(None)
+                failed.append(f"{list(shape)}: {type(e).__name__}: {e}")
+        out["models"][label] = times
+        if failed:
+            out["failed"][label] = "; ".join(failed)
     return out
 
 
