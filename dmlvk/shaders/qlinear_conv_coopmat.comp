@@ -325,8 +325,10 @@ void main() {
     }
 #endif
 #ifdef TILES_8X32
-    // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's row h_oh = h_oh0 + warp
+    // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's row h_oh = h_oh0 + warp;
+    // its input window's first row and column h_ih0, h_iw0 (stride and dilation 1)
     uint h_n, h_oh0, h_oh, h_ow0;
+    int h_ih0, h_iw0;
     {
         uint tw_i = pt % col_tiles, rest = pt / col_tiles;
         uint row_tiles_h = (p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS;
@@ -334,12 +336,12 @@ void main() {
         h_oh0 = (rest % row_tiles_h) * HALO_ROWS;
         h_ow0 = tw_i * HALO_COLS;
         h_oh = h_oh0 + warp;
+        h_ih0 = int(h_oh0) - int(p.start_pad.x);
+        h_iw0 = int(h_ow0) - int(p.start_pad.y);
     }
 #endif
 #ifdef HALO
     {
-        uint oh0 = h_oh0;
-        int ih0 = int(oh0) - int(p.start_pad.x), iw0 = int(h_ow0) - int(p.start_pad.y);
         uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
         uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
@@ -351,7 +353,7 @@ void main() {
             uint e = e0 + t;
             if (e >= HH * HWD * CQ) break;
             uint pos = e / CQ, qv = e % CQ;
-            int ih = ih0 + int(pos / HWD), iw = iw0 + int(pos % HWD);
+            int ih = h_ih0 + int(pos / HWD), iw = h_iw0 + int(pos % HWD);
             bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
             uint at = inside ? (base + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 + qv : 0u;
             Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;
@@ -417,14 +419,13 @@ void main() {
         // the window, shifted to int8 (the padding byte outside the input), four bytes a word
         uint flip = X_SIGNED != 0 ? 0u : 0x80u;
         uint pad_byte = (params[0] & 0xFFu) ^ flip;
-        int ih0 = int(h_oh0) - int(p.start_pad.x), iw0 = int(h_ow0) - int(p.start_pad.y);
         uint wbytes = HH * HWD * p.cg;
         uint base = h_n * p.in_strides.x + g * p.cg * p.in_strides.y;
         for (uint e = t; e < (wbytes + 3) / 4; e += gl_WorkGroupSize.x) {
             uint word = 0;
             [[unroll]] for (uint j = 0; j < 4; ++j) {
                 uint at = e * 4 + j, pos = at / p.cg;
-                int ih = ih0 + int(pos / HWD), iw = iw0 + int(pos % HWD);
+                int ih = h_ih0 + int(pos / HWD), iw = h_iw0 + int(pos % HWD);
                 uint b = pad_byte;
                 if (uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w) {
                     uint off = base + (at % p.cg) * p.in_strides.y + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w;
