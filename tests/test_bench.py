@@ -106,3 +106,30 @@ def test_runs_timed_differently_are_not_merged():
     batched = {"date": "d2", "device": dev, "batch_s": 250e-6, "depth_space": [{**row, "bytes": 1}]}
     with pytest.raises(ValueError, match="timed differently"):
         merge_results([{"date": "d1", "device": dev, "depth_space": [row]}, batched])
+
+
+def test_shader_ablation_copies_and_table(tmp_path):
+    # tools/shader_ablation.py: a copy of the shaders with each edit made once, a clear error for
+    # an edit whose text is not there exactly once, every committed recipe applying to today's
+    # shaders (tools/ablations/), and the table of a finished run and a failed one.
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import shader_ablation
+    finally:
+        sys.path.pop(0)
+    folder, edited = shader_ablation.make_copy("v", [("copy.comp", "void main() {", "void main() { // cut")], tmp_path)
+    assert edited == ["copy.comp"] and "void main() { // cut" in (folder / "copy.comp").read_text()
+    assert (folder / "qconv_common.glsl").read_text() == (ROOT / "dmlvk/shaders/qconv_common.glsl").read_text()
+    with pytest.raises(ValueError, match="holds 0 copies"):
+        shader_ablation.make_copy("w", [("copy.comp", "no such text", "")], tmp_path)
+    with pytest.raises(ValueError, match="no shader"):
+        shader_ablation.make_copy("w", [("none.comp", "a", "b")], tmp_path)
+    import runpy
+    for recipe in (ROOT / "tools/ablations").glob("*.py"):
+        for name, edits in runpy.run_path(str(recipe), init_globals={"NEVER": shader_ablation.NEVER})["VARIANTS"].items():
+            shader_ablation.make_copy("r", edits, tmp_path)
+    rows = shader_ablation.table({"as is": {"device": "d", "equal": True, "dispatches": [["conv.dot", 57.2e-6], ["halo", 77e-6]],
+                                            "registers": [127, None]},
+                                  "cut": {"error": ["qlinear_conv_coopmat {}:", "ERROR: x"]}})
+    assert rows[2] == "| as is | 57.2 (127) | 77.0 | 134.2 | yes |"
+    assert rows[3].startswith("| cut | failed: qlinear_conv_coopmat")

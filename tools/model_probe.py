@@ -27,6 +27,43 @@ from dmlvk.onnx import InferenceSession  # noqa: E402
 from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
 
 
+def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = None, stats: bool = False,
+          check: bool = False) -> dict:
+    """One frame of the model on the default device: its dispatches timed against the floors
+    (bench_layers.measure_layers' rows), how long the session took to make and to run its first
+    frame, with stats each dispatch's pipeline statistics where the driver reports them (else
+    None), with check whether its output equals onnxruntime's (CPU) on every element."""
+    dev = Device()
+    model = onnx_models.quantize(onnx_models.espcn(scale), onnx_models.calibration_frames())
+    x = np.concatenate(onnx_models.calibration_frames(1, height, width, seed=3))
+    with dev.variants(tuning=tuning or {}):
+        start = time.perf_counter()
+        session = InferenceSession(model, device=dev)
+        made = time.perf_counter()
+        y = session.run(None, {"x": x})[0]   # lowered (its operators chosen) at its first run
+        first = time.perf_counter()
+    _, dispatches, _ = session.device_work({"x": x})
+    timer = Timer(dev, 10, 0.3)
+    bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
+    out = {"device": dev.name, "made_s": made - start, "first_frame_s": first - made, "copy_bandwidth": bandwidth,
+           "int8_peak_ops": peak, "rows": bench_layers.measure_layers(timer, dispatches, bandwidth, peak),
+           "statistics": None, "equal_to_onnxruntime": None}
+    if stats:
+        try:
+            sd = StatisticsDevice(dev.index)
+        except RuntimeError:
+            sd = None
+        if sd is not None:
+            out["statistics"] = [{k: v for ex in kernel_statistics(sd, kernel) for k, v in ex["statistics"].items()}
+                                 for kernel, _ in dispatches]
+            sd.close()
+    if check:
+        import onnxruntime as ort
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        out["equal_to_onnxruntime"] = bool(np.array_equal(y, want))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--height", type=int, default=540)
@@ -37,29 +74,16 @@ def main():
     ap.add_argument("--stats", action="store_true", help="each dispatch's pipeline statistics")
     a = ap.parse_args()
     tuning = {name: int(value) for name, value in (t.split("=", 1) for t in a.tune)}
-    dev = Device()
-    model = onnx_models.quantize(onnx_models.espcn(a.scale), onnx_models.calibration_frames())
-    x = np.concatenate(onnx_models.calibration_frames(1, a.height, a.width, seed=3))
-    with dev.variants(tuning={**{name: False for name in a.off}, **tuning}):
-        start = time.perf_counter()
-        session = InferenceSession(model, device=dev)
-        made = time.perf_counter()
-        session.run(None, {"x": x})          # lowered (its operators chosen) at its first run
-        first = time.perf_counter()
-    _, dispatches, _ = session.device_work({"x": x})
-    timer = Timer(dev, 10, 0.3)
-    bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
-    rows = bench_layers.measure_layers(timer, dispatches, bandwidth, peak)
-    print(dev.name + (f", without {', '.join(a.off)}" if a.off else "") + (f", {' '.join(a.tune)}" if a.tune else ""))
-    print(f"session made in {made - start:.2f} s, its first frame run in {first - made:.2f} s")
-    print("\n".join(bench_layers.markdown({"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
-                                           "frames": [{"input": [1, 1, a.height, a.width], "rows": rows}]})))
+    r = probe(a.height, a.width, a.scale, {**{name: False for name in a.off}, **tuning}, a.stats)
+    print(r["device"] + (f", without {', '.join(a.off)}" if a.off else "") + (f", {' '.join(a.tune)}" if a.tune else ""))
+    print(f"session made in {r['made_s']:.2f} s, its first frame run in {r['first_frame_s']:.2f} s")
+    print("\n".join(bench_layers.markdown({"copy_bandwidth": r["copy_bandwidth"], "int8_peak_ops": r["int8_peak_ops"],
+                                           "frames": [{"input": [1, 1, a.height, a.width], "rows": r["rows"]}]})))
     if a.stats:
-        stats = StatisticsDevice(dev.index)
-        for kernel, _ in dispatches:
-            for ex in kernel_statistics(stats, kernel):
-                print(f"{kernel.variant or kernel.shader}: " + ", ".join(f"{n} {v}" for n, v in ex["statistics"].items()))
-        stats.close()
+        if r["statistics"] is None:
+            print("(no pipeline statistics: the driver reports none)")
+        for row, st in zip(r["rows"], r["statistics"] or ()):
+            print(f"{row['variant']}: " + ", ".join(f"{n} {v}" for n, v in st.items()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,32 @@
+"""tools/shader_ablation.py recipe: the parts of the halo kernel (conv.coopmat.halo: the ESPCN
+3x3 64->32 layer) cut out one at a time. Each cut but "as is" changes the output."""
+F = "qlinear_conv_coopmat.comp"
+TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"
+WINDOW = "            Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;"
+FILTER = "            As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
+EPILOGUE = "    if (SPLIT > 1) {"
+STORE = "                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
+# the accumulators summed and stored only where NEVER holds: the multiplies stay, the epilogue goes
+# (real matrices: the emulated ones have no sum)
+NO_EPILOGUE = (F, EPILOGUE, """#if defined(HALO) && !defined(COOPMAT_EMULATED)
+    {
+        MAT_C all_ = MAT_C_ZERO;
+        [[unroll]] for (uint i = 0; i < FM; ++i) [[unroll]] for (uint j = 0; j < 2; ++j) all_ = all_ + acc[i][j];
+        if (""" + NEVER + """) coopMatStore(all_, part, t, 16, gl_CooperativeMatrixLayoutRowMajor);
+        return;
+    }
+#endif
+""" + EPILOGUE)
+NO_TAPS = (F, TAPS, TAPS.replace("if (alive)", f"if (alive && {NEVER})"))
+NO_LOADS = [(F, WINDOW, "            Xs[pos * PS + qv] = pad4;"), (F, FILTER, "            As[row * AQ + kq] = uvec4(row);")]
+
+VARIANTS = {
+    "as is": [],
+    "no taps": [NO_TAPS],
+    "no global loads": NO_LOADS,
+    "no epilogue": [NO_EPILOGUE],
+    "no final stores": [(F, STORE, STORE.replace("mf < p.mg)", f"mf < p.mg && {NEVER})"))],
+    "loads alone": [NO_TAPS, NO_EPILOGUE],
+    "epilogue alone": NO_LOADS + [NO_TAPS],
+    "launch and shared fill": NO_LOADS + [NO_TAPS, NO_EPILOGUE],
+}
