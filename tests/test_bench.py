@@ -111,7 +111,8 @@ def test_runs_timed_differently_are_not_merged():
 def test_shader_ablation_copies_and_table(tmp_path):
     # tools/shader_ablation.py: a copy of the shaders with each edit made once, a clear error for
     # an edit whose text is not there exactly once, every committed recipe applying to today's
-    # shaders (tools/ablations/), and the table of a finished run and a failed one.
+    # shaders (tools/ablations/), a variant's edits and tuning, and the table of a finished run and
+    # a failed one.
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import shader_ablation
@@ -126,8 +127,11 @@ def test_shader_ablation_copies_and_table(tmp_path):
         shader_ablation.make_copy("w", [("none.comp", "a", "b")], tmp_path)
     import runpy
     for recipe in (ROOT / "tools/ablations").glob("*.py"):
-        for name, edits in runpy.run_path(str(recipe), init_globals={"NEVER": shader_ablation.NEVER})["VARIANTS"].items():
-            shader_ablation.make_copy("r", edits, tmp_path)
+        for name, v in runpy.run_path(str(recipe), init_globals={"NEVER": shader_ablation.NEVER})["VARIANTS"].items():
+            shader_ablation.make_copy("r", shader_ablation.parts(v)[0], tmp_path)
+    assert shader_ablation.parts({"tuning": {"HALO_SUBGROUP_ROWS": 2}}) == ([], {"HALO_SUBGROUP_ROWS": 2})
+    with pytest.raises(ValueError, match="not \\['tune'\\]"):
+        shader_ablation.parts({"tune": {}})
     rows = shader_ablation.table({"as is": {"device": "d", "equal": True, "dispatches": [["conv.dot", 57.2e-6], ["halo", 77e-6]],
                                             "registers": [127, None]},
                                   "cut": {"error": ["qlinear_conv_coopmat {}:", "ERROR: x"]}})

@@ -8,6 +8,8 @@ of a kernel costs (cut it out) or what a change gains, in one GPU session, the t
 
 RECIPE.py defines VARIANTS = {name: [(shader file, old text, new text), ...]}; an empty list is the
 shaders as they are (the same run's baseline). Each old text must occur exactly once in its file.
+A variant may also be {"edits": [...], "tuning": {number: value}}: the model's session made with
+those tuning numbers (Device.variants), e.g. the same shaders with HALO_SUBGROUP_ROWS 1 and 2.
 NEVER, given to the recipe, is a condition of the convolution shaders that no execution meets (the
 output zero point word equal to 0x12345678): `if (NEVER) y[...] = v;` keeps work alive whose result
 an edit no longer stores, `if (alive && !(NEVER))` would not. An edit that cuts work out changes the
@@ -28,6 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SHADERS = ROOT / "dmlvk" / "shaders"
 NEVER = "params[1] == 0x12345678u"
 _MARK = "shader_ablation: "
+
+
+def parts(variant) -> tuple:
+    """(edits, tuning) of a recipe's variant: a list of edits, or {"edits": [...], "tuning": {...}}."""
+    if isinstance(variant, dict):
+        unknown = set(variant) - {"edits", "tuning"}
+        if unknown:
+            raise ValueError(f"a variant holds edits and tuning, not {sorted(unknown)}")
+        return list(variant.get("edits", [])), dict(variant.get("tuning", {}))
+    return list(variant), {}
 
 
 def make_copy(name: str, edits: list, out: Path) -> tuple:
@@ -62,7 +74,7 @@ def _child(args: list, folder: Path, cache: Path, timeout: int) -> dict:
 
 def _run_child(argv: list) -> None:
     """In the copy's process: compile the edited shaders' builds (compile NAME ...), or probe the
-    model (probe HEIGHT WIDTH)."""
+    model (probe HEIGHT WIDTH TUNING-JSON)."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     if argv[0] == "compile":
@@ -80,7 +92,7 @@ def _run_child(argv: list) -> None:
         print(_MARK + json.dumps({"compiled": len(builds)}))
         return
     import model_probe
-    r = model_probe.probe(int(argv[1]), int(argv[2]), stats=True, check=True)
+    r = model_probe.probe(int(argv[1]), int(argv[2]), tuning=json.loads(argv[3]), stats=True, check=True)
     print(_MARK + json.dumps({"device": r["device"], "equal": r["equal_to_onnxruntime"],
                               "dispatches": [[row["variant"], row["s"]] for row in r["rows"]],
                               "registers": [None if st is None else st.get("Register Count")
@@ -126,13 +138,14 @@ def main() -> int:
         ap.error(f"the recipe has no variant {sorted(unknown)}")
     out = Path(a.out or tempfile.mkdtemp(prefix="dmlvk-ablation-"))
     out.mkdir(parents=True, exist_ok=True)
-    copies = {}
-    for name, edits in variants.items():     # every copy made first: a recipe's mistake costs no GPU time
+    copies, tunings = {}, {}
+    for name, v in variants.items():         # every copy made first: a recipe's mistake costs no GPU time
         if a.only is None or name in a.only:
             try:
+                edits, tunings[name] = parts(v)
                 copies[name] = make_copy(name, edits, out)
             except ValueError as e:
-                ap.error(str(e))
+                ap.error(f"{name}: {e}")
     results = {}
     for name, (folder, edited) in copies.items():
         cache = out / f"{name}.cache"
@@ -141,7 +154,8 @@ def main() -> int:
             results[name] = compiled
             print(f"{name}: {compiled}", flush=True)
             continue
-        results[name] = _child(["probe", str(a.height), str(a.width)], folder, cache, a.timeout)
+        results[name] = _child(["probe", str(a.height), str(a.width), json.dumps(tunings[name])], folder, cache,
+                               a.timeout)
         print(f"{name}: {'done' if 'dispatches' in results[name] else results[name]['error']}", flush=True)
     if not a.prepare:
         device = next((v["device"] for v in results.values() if "device" in v), "no device")
