@@ -220,8 +220,8 @@ def ncnn_peer(spec: dict) -> dict:
 def webgpu_peer(spec: dict) -> dict:
     """End to end (float32 numpy in and out) session.run of each model file on the WebGPU plugin EP
     (onnxruntime-ep-webgpu); nodes it does not take fall back to ONNX Runtime's CPU EP, as a user's
-    session would. A session per input shape, and a shape it fails on (a None time, the reason in
-    "failed") leaves the others' figures. spec: {"models": {label: path}, "inputs": [[n, c, h, w], ...]}."""
+    session would. A session per input shape (one whose run failed is not used again), and a shape
+    it fails on (a None time, the reason in "failed") leaves the others' figures. spec: {"models": {label: path}, "inputs": [[n, c, h, w], ...]}."""
     import onnxruntime as ort
     import onnxruntime_ep_webgpu as webgpu
     ort.register_execution_provider_library("webgpu", webgpu.get_library_path())

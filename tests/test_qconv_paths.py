@@ -1021,7 +1021,7 @@ def test_halo_tiles_exact(fast_device, rng, types):
     in fours: groups of 20 leave the words past them alone; else byte stores) and with gapped rows (byte
     stores); against the reference. Each case also with HALO_SUBGROUP_ROWS 2, which the NHWC outputs of
     whole words or 16 bytes take (two rows a subgroup, 128 invocations a workgroup) and the others do
-    not."""
+    not; any other count is refused."""
     # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
     cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
              ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 4), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
@@ -1035,6 +1035,10 @@ def test_halo_tiles_exact(fast_device, rng, types):
             taken = rows if packed in (3, 4) else 1
             assert (got, equal, C(kernel)["SUBROWS"], kernel.local_size) == (packed, True, taken, 256 // taken), \
                 (kh, kw, h, w, g, mg, out_kind, pads, rows)
+    for out_kind in ("packed", "nhwc"):                # a count the kernel has no build for, whatever the output
+        with pytest.raises(ValueError, match="HALO_SUBGROUP_ROWS must be 1 or 2, got 3"):
+            _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (1, 32, 9, 36), 32, 32, 1, 3, 3,
+                              (1, 1, 1, 1), True, out_kind, {"HALO_SUBGROUP_ROWS": 3})
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],

@@ -609,7 +609,8 @@ def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: 
     channels-last, its PACKED_OUT 4 with 16-byte strides and mg in sixteens (a pixel's 16 channels
     a store), else its PACKED_OUT 3 with whole-word strides and mg in fours (four channels of a
     pixel a word); else _packed_output's, whose 16-byte stores need a row's pixels to come in
-    sixteens, whole words in fours."""
+    sixteens, whole words in fours. The halo kernel's channels-last outputs take HALO_SUBGROUP_ROWS
+    rows a subgroup (workgroups of 256 / that many invocations)."""
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     packed = _packed_output(d)
     packed_out = (4 if _channels_last_words(d, 16) and mg % 16 == 0
@@ -619,9 +620,9 @@ def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: 
     subrows = 1
     if define == "HALO":
         # two rows a subgroup (HALO_SUBGROUP_ROWS) where its epilogue takes each row's window sums
+        if sel["HALO_SUBGROUP_ROWS"] not in (1, 2):
+            raise ValueError(f"HALO_SUBGROUP_ROWS must be 1 or 2, got {sel['HALO_SUBGROUP_ROWS']!r}")
         subrows = sel["HALO_SUBGROUP_ROWS"] if packed_out in (3, 4) else 1
-        if subrows not in (1, 2):
-            raise ValueError(f"HALO_SUBGROUP_ROWS must be 1 or 2, got {subrows!r}")
         extra["SUBROWS"] = subrows
     return _gathering_plan(d, sel, name, define, n * -(-oh // 8) * -(-ow // 32), packed_out, small=small,
                            extra=extra, local_size=256 // subrows)
