@@ -129,7 +129,7 @@ def test_shader_ablation_copies_and_table(tmp_path):
     for recipe in (ROOT / "tools/ablations").glob("*.py"):
         for name, v in runpy.run_path(str(recipe), init_globals={"NEVER": shader_ablation.NEVER})["VARIANTS"].items():
             shader_ablation.make_copy("r", shader_ablation.parts(v)[0], tmp_path)
-    assert shader_ablation.parts({"tuning": {"HALO_SUBGROUP_ROWS": 2}}) == ([], {"HALO_SUBGROUP_ROWS": 2})
+    assert shader_ablation.parts({"tuning": {"DOT_OUTPUTS": 4}}) == ([], {"DOT_OUTPUTS": 4})
     with pytest.raises(ValueError, match="not \\['tune'\\]"):
         shader_ablation.parts({"tune": {}})
     rows = shader_ablation.table({"as is": {"device": "d", "equal": True, "dispatches": [["conv.dot", 57.2e-6], ["halo", 77e-6]],

@@ -969,12 +969,11 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
     assert np.array_equal(got, want)
 
 
-def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind,
-                      tuning=None):
+def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind):
     """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
-    the variant `force` (with these tuning numbers), its input of x_shape (N, C, H, W) channels-last or
-    NCHW, its output packed NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows: (the
-    output's PACKED_OUT, whether it equals the reference's, the kernel)."""
+    the variant `force`, its input of x_shape (N, C, H, W) channels-last or NCHW, its output packed
+    NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows: (the output's PACKED_OUT,
+    whether it equals the reference's)."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     n, c, h, w = x_shape
@@ -997,7 +996,7 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
         scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
         TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
         scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
-    op = device.create_operator(desc, force=force, tuning=tuning)
+    op = device.create_operator(desc, force=force)
     assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", force], op.kernels
     f32 = lambda v: np.array([v], np.float32)
     words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
@@ -1007,7 +1006,7 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
     op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias,
                        f32(0.5), words(yzp, y_dt)], outputs=[out])
     got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
-    return C(op.kernels[-1])["PACKED_OUT"], np.array_equal(got, want), op.kernels[-1]
+    return C(op.kernels[-1])["PACKED_OUT"], np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
@@ -1019,9 +1018,7 @@ def test_halo_tiles_exact(fast_device, rng, types):
     sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC (16 channels a store where a
     group's channels come in sixteens and the strides in 16 bytes; four channels a word where they come
     in fours: groups of 20 leave the words past them alone; else byte stores) and with gapped rows (byte
-    stores); against the reference. Each case also with HALO_SUBGROUP_ROWS 2, which the NHWC outputs of
-    whole words or 16 bytes take (two rows a subgroup, 128 invocations a workgroup) and the others do
-    not; any other count is refused."""
+    stores); against the reference."""
     # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
     cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
              ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 4), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
@@ -1029,16 +1026,9 @@ def test_halo_tiles_exact(fast_device, rng, types):
              ((3, 1), 5, 64, 2, 32, "packed", (2, 0, 0, 0), 2), ((3, 3), 9, 33, 1, 24, "packed", (1, 0, 1, 0), 0),
              ((3, 3), 11, 40, 2, 20, "nhwc", (1, 1, 1, 1), 3), ((3, 3), 9, 36, 1, 9, "nhwc", (1, 1, 1, 1), 0)]
     for (kh, kw), h, w, g, mg, out_kind, pads, packed in cases:
-        for rows in (1, 2):
-            got, equal, kernel = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32,
-                                                   mg, g, kh, kw, pads, True, out_kind, {"HALO_SUBGROUP_ROWS": rows})
-            taken = rows if packed in (3, 4) else 1
-            assert (got, equal, C(kernel)["SUBROWS"], kernel.local_size) == (packed, True, taken, 256 // taken), \
-                (kh, kw, h, w, g, mg, out_kind, pads, rows)
-    for out_kind in ("packed", "nhwc"):                # a count the kernel has no build for, whatever the output
-        with pytest.raises(ValueError, match="HALO_SUBGROUP_ROWS must be 1 or 2, got 3"):
-            _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (1, 32, 9, 36), 32, 32, 1, 3, 3,
-                              (1, 1, 1, 1), True, out_kind, {"HALO_SUBGROUP_ROWS": 3})
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
+                                pads, True, out_kind)
+        assert got == (packed, True), (kh, kw, h, w, g, mg, out_kind, pads)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
@@ -1063,7 +1053,7 @@ def test_window_tiles_exact(fast_device, rng, types):
              ((3, 3), 1, 1, 16, 9, 47, (1, 1, 1, 1), False, "packed", 0)]
     for (kh, kw), cg, g, mg, h, w, pads, cl_in, out_kind, packed in cases:
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.window", (2, cg * g, h, w), cg, mg, g, kh, kw,
-                                pads, cl_in, out_kind)[:2]
+                                pads, cl_in, out_kind)
         assert got == (packed, True), (kh, kw, cg, g, mg, h, w, out_kind, pads)
 
 

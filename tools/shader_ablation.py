@@ -9,7 +9,7 @@ of a kernel costs (cut it out) or what a change gains, in one GPU session, the t
 RECIPE.py defines VARIANTS = {name: [(shader file, old text, new text), ...]}; an empty list is the
 shaders as they are (the same run's baseline). Each old text must occur exactly once in its file.
 A variant may also be {"edits": [...], "tuning": {number: value}}: the model's session made with
-those tuning numbers (Device.variants), e.g. the same shaders with HALO_SUBGROUP_ROWS 1 and 2.
+those tuning numbers (Device.variants), e.g. the same shaders with DOT_OUTPUTS 4 and 8.
 NEVER, given to the recipe, is a condition of the convolution shaders that no execution meets (the
 output zero point word equal to 0x12345678): `if (NEVER) y[...] = v;` keeps work alive whose result
 an edit no longer stores, `if (alive && !(NEVER))` would not. An edit that cuts work out changes the

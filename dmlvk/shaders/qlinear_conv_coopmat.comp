@@ -85,14 +85,6 @@ layout(constant_id = 12) const uint WSUM = 1;
 const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
 const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;   // its input window
 #endif
-#ifdef HALO
-// Rows of the tile a subgroup multiplies: 1 (8 subgroups a workgroup), or 2 (4 subgroups, each A
-// fragment loaded once for both rows; the host chooses it for channels-last outputs only, PACKED_OUT
-// 3 or 4, whose epilogue takes each row's window sums itself).
-layout(constant_id = 13) const uint SUBROWS = 1;
-#else
-const uint SUBROWS = 1;
-#endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
@@ -273,11 +265,10 @@ void main() {
     // 4 channels in a 64-row tile) are not multiplied; the condition is uniform in each subgroup.
     uint mrow0 = mt * BM + wm * WM * 16;
     bool alive = mrow0 < p.mg;
-    MAT_C acc[FM * SUBROWS][2];                       // [row of the subgroup's * FM + fragment][column half]
-    [[unroll]] for (uint i = 0; i < FM * SUBROWS; ++i)
+    MAT_C acc[FM][2];
+    [[unroll]] for (uint i = 0; i < FM; ++i)
         [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
-    MAT_C sums[2 * SUBROWS];                          // [row * 2 + column half]
-    [[unroll]] for (uint j = 0; j < 2 * SUBROWS; ++j) sums[j] = MAT_C_ZERO;
+    MAT_C sums[2] = { MAT_C_ZERO, MAT_C_ZERO };
     MAT_A ones = MAT_A_ONES;
     bool wsum = WSUM != 0 && window_sums_needed() != 0;
 
@@ -334,8 +325,8 @@ void main() {
     }
 #endif
 #ifdef TILES_8X32
-    // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's (first) row h_oh =
-    // h_oh0 + warp * SUBROWS; its input window's first row and column h_ih0, h_iw0 (stride and dilation 1)
+    // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's row h_oh = h_oh0 + warp;
+    // its input window's first row and column h_ih0, h_iw0 (stride and dilation 1)
     uint h_n, h_oh0, h_oh, h_ow0;
     int h_ih0, h_iw0;
     {
@@ -344,7 +335,7 @@ void main() {
         h_n = rest / row_tiles_h;
         h_oh0 = (rest % row_tiles_h) * HALO_ROWS;
         h_ow0 = tw_i * HALO_COLS;
-        h_oh = h_oh0 + (SUBROWS == 1 ? warp : warp * 2);
+        h_oh = h_oh0 + warp;
         h_ih0 = int(h_oh0) - int(p.start_pad.x);
         h_iw0 = int(h_ow0) - int(p.start_pad.y);
     }
@@ -380,48 +371,21 @@ void main() {
         // real matrices: the taps' loop unrolled, so that fragments load while others multiply (95.0 us
         // against 112.5 rolled, 89.0 with the loads' loops unrolled too; emulated: kept rolled, as
         // each multiply-add is a loop of its own there)
-        if (SUBROWS == 1) {                           // (a constant: the other loop compiled out)
-            if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
-                uint kh = tap / KW, kw = tap % KW;
-                UNROLL_REAL for (uint c = 0; c < CQ; c += 2) {
-                    MAT_B b[2];
-                    [[unroll]] for (uint j = 0; j < 2; ++j)
-                        coopMatLoad(b[j], Xs, ((warp + kh) * HWD + j * 16 + kw) * PS + c, PS,
-                                    gl_CooperativeMatrixLayoutColumnMajor);
-                    [[unroll]] for (uint i = 0; i < FM; ++i) {
-                        if (mrow0 + i * 16 >= p.mg) break;
-                        MAT_A a;
-                        coopMatLoad(a, As, i * 16 * AQ + tap * CQ + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
-                        [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
-                    }
-                    if (wsum)
-                        [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
+        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
+            uint kh = tap / KW, kw = tap % KW;
+            UNROLL_REAL for (uint c = 0; c < CQ; c += 2) {
+                MAT_B b[2];
+                [[unroll]] for (uint j = 0; j < 2; ++j)
+                    coopMatLoad(b[j], Xs, ((warp + kh) * HWD + j * 16 + kw) * PS + c, PS,
+                                gl_CooperativeMatrixLayoutColumnMajor);
+                [[unroll]] for (uint i = 0; i < FM; ++i) {
+                    if (mrow0 + i * 16 >= p.mg) break;
+                    MAT_A a;
+                    coopMatLoad(a, As, i * 16 * AQ + tap * CQ + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
+                    [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
                 }
-            }
-        } else if (alive) {
-            // two rows a subgroup: each step's A fragments loaded once, then each row's B fragments
-            UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
-                uint kh = tap / KW, kw = tap % KW;
-                UNROLL_REAL for (uint c = 0; c < CQ; c += 2) {
-                    MAT_A a[FM];
-                    [[unroll]] for (uint i = 0; i < FM; ++i)
-                        if (mrow0 + i * 16 < p.mg)
-                            coopMatLoad(a[i], As, i * 16 * AQ + tap * CQ + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
-                    [[unroll]] for (uint rr = 0; rr < 2; ++rr) {
-                        MAT_B b[2];
-                        [[unroll]] for (uint j = 0; j < 2; ++j)
-                            coopMatLoad(b[j], Xs, ((warp * 2 + rr + kh) * HWD + j * 16 + kw) * PS + c, PS,
-                                        gl_CooperativeMatrixLayoutColumnMajor);
-                        [[unroll]] for (uint i = 0; i < FM; ++i) {
-                            if (mrow0 + i * 16 >= p.mg) break;
-                            [[unroll]] for (uint j = 0; j < 2; ++j)
-                                acc[rr * FM + i][j] = coopMatMulAdd(a[i], b[j], acc[rr * FM + i][j]);
-                        }
-                        if (wsum)
-                            [[unroll]] for (uint j = 0; j < 2; ++j)
-                                sums[rr * 2 + j] = coopMatMulAdd(ones, b[j], sums[rr * 2 + j]);
-                    }
-                }
+                if (wsum)
+                    [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
             }
         }
     }
@@ -607,21 +571,12 @@ void main() {
     uint M = p.out_sizes.y;
     float yzp = float(int(params[1]));
     Requant rq = requant_for(int(params[1]));          // the packed outputs' (requantized_bits)
-    // (with SUBROWS 2 fragments FM .. 2 FM - 1 are the subgroup's second row's: the column sums above are
-    // its first row's, which only the other outputs' paths read)
-    [[unroll]] for (uint i = 0; i < FM * SUBROWS; ++i) {
-        // (SUBROWS a constant: with 1 the expressions below are i, h_oh, break)
-        uint mf = mrow0 + (SUBROWS == 1 ? i : i % FM) * 16;         // the fragment's first channel in the group
-#ifdef TILES_8X32
-        uint oh_i = SUBROWS == 1 ? h_oh : h_oh + i / FM;          // its output row
-#endif
+    [[unroll]] for (uint i = 0; i < FM; ++i) {
+        uint mf = mrow0 + i * 16;                       // the fragment's first channel in the group
 #ifndef COOPMAT_EMULATED
         // A fragment past the group's channels stores nothing (its subgroup skips it whole; the
         // emulation's barriers are the workgroup's, so there every subgroup goes through).
-        if (mf >= p.mg) {
-            if (SUBROWS == 1) break;
-            continue;
-        }
+        if (mf >= p.mg) break;
 #endif
         uint ml = mf + r;
         uint m = g * p.mg + min(ml, p.mg - 1);
@@ -652,7 +607,7 @@ void main() {
             [[unroll]] for (uint j = 0; j < 2; ++j) {
                 int csum = 0;
                 if (wsum) {                                   // row 0 of the sums: the pixels' window sums
-                    STAGE_STORE(sums[SUBROWS == 1 ? j : (i / FM) * 2 + j], sbase);
+                    STAGE_STORE(sums[j], sbase);
                     SUBGROUP_MEMORY_BARRIER_SHARED();
                     SUBGROUP_BARRIER();
                     csum = STAGE(sbase + pix);
@@ -675,8 +630,8 @@ void main() {
                     continue;
                 }
                 uint ow = h_ow0 + j * 16 + pix;
-                if (oh_i < p.out_sizes.z && ow < p.out_sizes.w) {
-                    uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + oh_i * p.out_strides.z + ow * p.out_strides.w) >> 2;
+                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
+                    uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
                     [[unroll]] for (uint h = 0; h < 2; ++h)
                         if (mc + 4 * h < p.mg) y_words[at + h] = requantized_word(w2[h], rq);
                 }
@@ -691,8 +646,8 @@ void main() {
                 uvec4 px16 = STAGE_MEM[sbase / 4 + lane];
                 SUBGROUP_BARRIER();
                 uint ow = h_ow0 + lane;
-                if (oh_i < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
-                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + oh_i * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
+                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
+                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
             }
             continue;
         }
@@ -738,8 +693,8 @@ void main() {
             bool px_ok = px < P;
 #ifdef TILES_8X32
             // the tile's row (OW a multiple of 16: its 16-pixel pieces lie in the row or past it)
-            px = (h_n * p.out_sizes.z + oh_i) * p.out_sizes.w + h_ow0 + half16 * 16;
-            px_ok = oh_i < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
+            px = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + h_ow0 + half16 * 16;
+            px_ok = h_oh < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
 #endif
             if (ml < p.mg && px_ok) {
                 uint n = px / ohw;
@@ -759,8 +714,8 @@ void main() {
             uint row_left = ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;   // this lane's pixels in the row
 #elif defined(TILES_8X32)
             uint ow = h_ow0 + j * 16 + c8;
-            px0 = (h_n * p.out_sizes.z + oh_i) * p.out_sizes.w + ow;
-            uint row_left = oh_i < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;
+            px0 = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + ow;
+            uint row_left = h_oh < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;
 #else
             uint row_left = 8u;
 #endif

@@ -1,12 +1,11 @@
 """tools/shader_ablation.py recipe: the parts of the halo kernel (conv.coopmat.halo: the ESPCN
-3x3 64->32 layer) cut out one at a time, with one row a subgroup (HALO_SUBGROUP_ROWS 1). Each cut
-but "as is" changes the output."""
+3x3 64->32 layer) cut out one at a time. Each cut but "as is" changes the output."""
 F = "qlinear_conv_coopmat.comp"
-TAPS = "            if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"   # one row a subgroup's
+TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"
 WINDOW = "            Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;"
 FILTER = "            As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
 EPILOGUE = "    if (SPLIT > 1) {"
-STORE = "                if (oh_i < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
+STORE = "                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
 # the accumulators summed and stored only where NEVER holds: the multiplies stay, the epilogue goes
 # (real matrices: the emulated ones have no sum)
 NO_EPILOGUE = (F, EPILOGUE, """#if defined(HALO) && !defined(COOPMAT_EMULATED)

@@ -107,18 +107,16 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "SUBROWS"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
             "times, not 9 times); the window sums compiled out (WSUM 0) where the filter zero points are known "
             "at initialization and need none; a channels-last output 16 channels of a pixel a store where a "
             "group's channels come in sixteens and its strides in 16 bytes, else four channels a word where "
-            "they come in fours; with HALO_SUBGROUP_ROWS 2 (channels-last outputs only; not measured yet, so 1 "
-            "by default) a subgroup multiplies two rows of the tile, each A fragment loaded once for both, in "
-            "workgroups of 128",
+            "they come in fours",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
-            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_SUBGROUP_ROWS=1),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -134,7 +132,9 @@ _VARIANTS = [
                      "runs differ by about 2 %). Its loads' loops and (real matrices) its taps' loop unrolled, and its "
                      "channels-last stage's columns 20 ints apart (16 put four lanes' stores in one bank): 77.9 / "
                      "296.4 us in the model benchmark; in same-run probes 112.5 -> 89.0 (unrolled; 102 registers an "
-                     "invocation against 80) -> 76.8 us at 540x960",
+                     "invocation against 80) -> 76.8 us at 540x960. Two rows of the tile a subgroup (each A fragment loaded once for both, workgroups "
+                     "of 128) lost: 315.9 against 77.8 us at 540x960, 246 registers an invocation against 106 (a "
+                     "same-run probe, tools/shader_ablation.py)",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
@@ -609,31 +609,22 @@ def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: 
     channels-last, its PACKED_OUT 4 with 16-byte strides and mg in sixteens (a pixel's 16 channels
     a store), else its PACKED_OUT 3 with whole-word strides and mg in fours (four channels of a
     pixel a word); else _packed_output's, whose 16-byte stores need a row's pixels to come in
-    sixteens, whole words in fours. The halo kernel's channels-last outputs take HALO_SUBGROUP_ROWS
-    rows a subgroup (workgroups of 256 / that many invocations)."""
+    sixteens, whole words in fours."""
     n, _, oh, ow = as_4d(d.output_grid(), 1)
     packed = _packed_output(d)
     packed_out = (4 if _channels_last_words(d, 16) and mg % 16 == 0
                   else 3 if _channels_last_words(d) and mg % 4 == 0
                   else packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0)
-    extra = dict(CQ=cq, INT32_OUT=0, WSUM=1)
-    subrows = 1
-    if define == "HALO":
-        # two rows a subgroup (HALO_SUBGROUP_ROWS) where its epilogue takes each row's window sums
-        if sel["HALO_SUBGROUP_ROWS"] not in (1, 2):
-            raise ValueError(f"HALO_SUBGROUP_ROWS must be 1 or 2, got {sel['HALO_SUBGROUP_ROWS']!r}")
-        subrows = sel["HALO_SUBGROUP_ROWS"] if packed_out in (3, 4) else 1
-        extra["SUBROWS"] = subrows
     return _gathering_plan(d, sel, name, define, n * -(-oh // 8) * -(-ow // 32), packed_out, small=small,
-                           extra=extra, local_size=256 // subrows)
+                           extra=dict(CQ=cq, INT32_OUT=0, WSUM=1))
 
 
 def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int,
-                    small: int = 0, extra=None, local_size: int = 256) -> tuple:
+                    small: int = 0, extra=None) -> tuple:
     """The plan of a cooperative-matrix variant that reads the input itself (no packed input): the
     filter packed as usual (qconv_pack_filter.comp; 32-channel tiles up to `small` channels a group),
-    then the kernel built with `define` (its constants past SPLIT: extra), one workgroup of
-    local_size invocations per pixel tile and BM output channels."""
+    then the kernel built with `define` (its constants past SPLIT: extra), one workgroup per pixel
+    tile and BM output channels."""
     wm, bm, mp, wp_bytes = _packed_filter(d, sel.capabilities, small)
     spec, push = _spec_push(d)
     spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
@@ -642,8 +633,8 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
         TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
                slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
         TABLE[name].kernel(spec=dict(spec, **(extra or {})), push=push,
-               count=d.group_count * (mp // bm) * pixel_tiles * local_size,
-               slots=(INPUT, WP, PARAMS, OUTPUT), local_size=local_size,
+               count=d.group_count * (mp // bm) * pixel_tiles * 256,
+               slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
                defines=(("WM_FIXED", wm),) + emulated + ((define, 1),))]
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
 
