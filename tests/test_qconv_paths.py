@@ -1252,13 +1252,15 @@ def dot_case(rng, x_dt, w_dt, y_dt, zp_kind):
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_dot_kernel_is_exact(dot_device, rng, types):
     """conv.dot (forced: CPU devices do not choose it) on random layers and zero points (distinct
-    filter zero points: the window sums) against the reference."""
+    filter zero points: the window sums) against the reference; with DOT_FEW_OUTPUTS outputs an
+    invocation (these small layers have few invocations) and, DOT_FEW_INVOCATIONS 0, with DOT_OUTPUTS."""
     x_dt, w_dt, y_dt = types
-    with dot_device.variants(force="conv.dot"):
-        for zp_kind in ("none", "equal", "distinct"):
+    for zp_kind, few in (("none", None), ("equal", 0), ("distinct", None), ("distinct", 0)):
+        with dot_device.variants(force="conv.dot", tuning={} if few is None else {"DOT_FEW_INVOCATIONS": few}):
             args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
             op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0]
             assert [k.variant for k in op.kernels] == ["conv.dot"], op.kernels
+            assert C(op.kernels[0])["OPT"] == TABLE.tuning["DOT_OUTPUTS" if few == 0 else "DOT_FEW_OUTPUTS"]
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
             assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
 
@@ -1315,6 +1317,11 @@ def test_dot_kernel_choice():
     assert chosen(conv_desc(1, 3, 54, 96, least, 3, 3, pads=(1, 1))) == ["conv.dot"]
     cl = conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2), out_strides=(54 * 96 * 64, 1, 96 * 64, 64)).plan(gpu)[0]
     assert [k.variant for k in cl] == ["conv.dot"] and (C(cl[0])["CL_OUT"], C(cl[0])["BLOCKS"]) == (1, 8)  # a pixel's 64 channels together
+    # DOT_OUTPUTS outputs an invocation, DOT_FEW_OUTPUTS where that leaves fewer than DOT_FEW_INVOCATIONS
+    # invocations: 8 blocks of 8 channels by ceil(H x ceil(W / 8) / 128) tiles of 128 at 540 x 960 and 1080 x 1920
+    opt = lambda h, w: C(conv_desc(1, 1, h, w, 64, 5, 5, pads=(2, 2)).plan(gpu)[0][0])["OPT"]
+    assert TABLE.tuning["DOT_FEW_INVOCATIONS"] == 1 << 20 and 8 * -(-540 * 120 // 128) * 128 < 1 << 20 <= 8 * -(-1080 * 240 // 128) * 128
+    assert (opt(540, 960), opt(1080, 1920)) == (TABLE.tuning["DOT_FEW_OUTPUTS"], TABLE.tuning["DOT_OUTPUTS"]) == (4, 8)
     assert "conv.dot" not in chosen(conv_desc(1, 64, 54, 96, 32, 3, 3, pads=(1, 1)))
     assert "conv.dot" not in chosen(conv_desc(1, 32, 54, 96, few + 1, 3, 3, pads=(1, 1)))
     assert chosen(conv_desc(1, 1, 54, 96, least - 1, 5, 5, pads=(2, 2))) != ["conv.dot"]
@@ -1350,10 +1357,10 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
             assert np.array_equal(got, expected), kwargs
 
 
-def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, force=None):
+def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, force=None, tuning=None):
     """(output, the reference's, the operator) of the numpy-level call's arguments, its output
     tensor channels-last (channel stride 1) where output, its input tensor where input; the
-    operator's variant forced where force names one."""
+    operator's variant forced where force names one, its tuning numbers where tuning gives some."""
     x, wt = args[0], args[3]
     expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
     n, m, oh, ow = expected.shape
@@ -1366,7 +1373,7 @@ def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, fo
     if input:
         desc = dataclasses.replace(desc, input_tensor=TensorDesc(dt[x.dtype], x.shape, (h * w * c, 1, w * c, c)))
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-    op = device.create_operator(desc, force=force)
+    op = device.create_operator(desc, force=force, tuning=tuning)
     words = lambda a, dt_: np.concatenate([np.ravel(np.asarray(a, dt_)), np.zeros(3, dt_)])
     xzp = args[2] if args[2] is not None else 0
     out = np.zeros(expected.size + 3, y_dt)
@@ -1383,7 +1390,7 @@ def test_dot_kernel_channels_last_input(dot_device, rng, types):
     channels-last outputs, and zero points that need the window sums or not, against the reference.
     A larger window, or another stride, is refused."""
     x_dt, w_dt, y_dt = types
-    for zp_kind, out_cl in (("none", False), ("distinct", False), ("equal", True), ("distinct", True)):
+    for i, (zp_kind, out_cl) in enumerate((("none", False), ("distinct", False), ("equal", True), ("distinct", True))):
         args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
         while args[3].shape[2] * args[3].shape[3] > TABLE.tuning["DOT_NHWC_MOST_TAPS"] or kwargs["strides"][1] != 1:
             args, kwargs = dot_case(rng, x_dt, w_dt, y_dt, zp_kind)
@@ -1396,10 +1403,12 @@ def test_dot_kernel_channels_last_input(dot_device, rng, types):
                 random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
                 random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt),
                 rng.integers(-5000, 5000, m).astype(np.int32)) + args[7:]
+        # DOT_FEW_OUTPUTS outputs an invocation (few invocations), and every other case DOT_OUTPUTS
         got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, output=out_cl, input=True,
-                                                       force="conv.dot.nhwc")
+                                                force="conv.dot.nhwc", tuning={"DOT_FEW_INVOCATIONS": 0} if i % 2 else None)
         assert [k.variant for k in op.kernels] == ["conv.dot.nhwc"], op.kernels
         assert (C(op.kernels[0])["CL_IN"], C(op.kernels[0])["CL_OUT"]) == (1, int(out_cl))
+        assert C(op.kernels[0])["OPT"] == TABLE.tuning["DOT_OUTPUTS" if i % 2 else "DOT_FEW_OUTPUTS"]
         assert np.array_equal(got, expected), (kwargs, cg, mg)
     for refused in (conv_desc(1, 32, 12, 16, 8, 3, 5, pads=(1, 2)), conv_desc(1, 32, 12, 16, 8, 3, 3, strides=(1, 2))):
         refused = dataclasses.replace(refused, input_tensor=TensorDesc(U8, (1, 32, 12, 16), (12 * 16 * 32, 1, 16 * 32, 32)))
@@ -1423,7 +1432,7 @@ def test_dot_kernel_tiles(dot_device, rng, channels_last):
     kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(1, 2), group_count=2)
     for tiles in (2, 1):
         with dot_device.variants(force="conv.dot", tuning={"DOT_TILES": tiles, "DOT_TILES_BLOCKS": tiles,
-                                                                "DOT_MIN_WORKGROUPS": 1}):
+                                                                "DOT_MIN_WORKGROUPS": 1, "DOT_FEW_INVOCATIONS": 0}):
             if channels_last:
                 got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt)
             else:

@@ -195,8 +195,8 @@ _VARIANTS = [
             "output rows, or a channels-last output four channels a word; a workgroup computes TILES tiles of "
             "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
-            tuning=dict(DOT_OUTPUTS=8, DOT_CHANNELS=8, DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16,
-                        DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False, DOT_TILES=1, DOT_TILES_BLOCKS=4,
+            tuning=dict(DOT_OUTPUTS=8, DOT_FEW_OUTPUTS=4, DOT_FEW_INVOCATIONS=1 << 20, DOT_CHANNELS=8,
+                        DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False, DOT_TILES=1, DOT_TILES_BLOCKS=4,
                         DOT_MIN_WORKGROUPS=1024),
             wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
@@ -206,7 +206,12 @@ _VARIANTS = [
                      "4-16 outputs and 4-32 channels; the 3x3 64->32 layer took 449 us against that path's 134 + 41. "
                      "Several tiles a workgroup where it holds several channel blocks: 5x5 1->64 66.1 -> 60.0 us "
                      "(3 tiles), 243.6 -> 204.2 at 1080x1920 (4); with one block (3x3 32->4) any count was "
-                     "slower (42.4 -> 52.2 us with 2, 159.0 -> 205.2 at 1080x1920 with 5)",
+                     "slower (42.4 -> 52.2 us with 2, 159.0 -> 205.2 at 1080x1920 with 5). Timed in the frame "
+                     "(each dispatch after the one it depends on, not over its own repeated input), 4 outputs "
+                     "an invocation where 8 leave fewer than DOT_FEW_INVOCATIONS: 5x5 1->64 at 540x960 (518,400 "
+                     "invocations with 8) 68.9 -> 64.5 us, the last layer (conv.dot.float) 48.6 -> 37.6 "
+                     "(64,896) and 121.7 -> 117.6 at 1080x1920 (259,200); 5x5 1->64 at 1080x1920 (2,073,600) "
+                     "went 204.8 -> 219.8 with 4, so keeps 8",
             measured_on=H200),
     Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
             "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
@@ -451,7 +456,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     output whose channel blocks are whole words, horizontal dilation 1, a workgroup's
     filter within DOT_MAX_FILTER_WORDS words) and wins (its rule); conv.dot.nhwc likewise where the
     input is channels-last as it reads it (_dot_channels_last_input) instead of word-aligned rows:
-    OPT = DOT_OUTPUTS outputs of a row and MB = at most DOT_CHANNELS output channels an invocation.
+    OPT = DOT_OUTPUTS outputs of a row (DOT_FEW_OUTPUTS where that leaves fewer than
+    DOT_FEW_INVOCATIONS invocations) and MB = at most DOT_CHANNELS output channels an invocation.
     None elsewhere."""
     caps = sel.capabilities
     geo = d.conv_params()
@@ -486,8 +492,16 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     # their filter fits, so that one output pixel's channels are stored together
     blocks = mg // mb if cl and 128 % (mg // mb) == 0 and mg * per_channel <= sel["DOT_MAX_FILTER_WORDS"] else 1
     n, _, oh, ow = as_4d(d.output_grid(), 1)
-    tiles = -(-(n * oh * -(-ow // opt)) // (128 // blocks))      # of a channel block (128 invocations each)
     channel_blocks = d.group_count * -(-mg // (mb * blocks))
+
+    def tiles_of(outputs):                 # of a channel block (128 invocations each)
+        return -(-(n * oh * -(-ow // outputs)) // (128 // blocks))
+    # fewer outputs an invocation where few invocations would run: more of them in flight hide the
+    # loads' latency (the ESPCN's first and last layers at 540x960 in the frame on the H200)
+    few = sel["DOT_FEW_OUTPUTS"]
+    if channel_blocks * tiles_of(opt) * 128 < sel["DOT_FEW_INVOCATIONS"] and few % 4 == 0 and 0 < few < opt:
+        opt = few
+    tiles = tiles_of(opt)
     # DOT_TILES tiles a workgroup (its filter staged once for them; DOT_TILES_BLOCKS where it holds
     # several channel blocks) where DOT_MIN_WORKGROUPS workgroups remain
     most_tiles = sel["DOT_TILES_BLOCKS" if blocks > 1 else "DOT_TILES"]
