@@ -137,3 +137,27 @@ def test_shader_ablation_copies_and_table(tmp_path):
                                   "cut": {"error": ["qlinear_conv_coopmat {}:", "ERROR: x"]}})
     assert rows[2] == "| as is | 57.2 (127) | 77.0 | 134.2 | yes |"
     assert rows[3].startswith("| cut | failed: qlinear_conv_coopmat")
+
+
+def test_layers_alone_and_in_the_frame(device):
+    # dmlvk_lab/bench_layers.py: each dispatch of a frame (here a copy a -> b, then b -> c, which
+    # depends on it) timed alone and in the frame; the table's ratios are of the time in the frame,
+    # or of the time alone for results from before that column (said so, its cells empty).
+    from dmlvk_lab import bench_layers
+    from dmlvk_lab.bench import Timer
+    n = 1 << 16
+    a, b, c = device.buffer(n), device.buffer(n), device.buffer(n)
+    copy = bench_layers.copy_kernel(n)
+    rows = bench_layers.measure_layers(Timer(device, 2, 0.0), [(copy, (a, b)), (copy, (b, c))], 1e9, None)
+    assert [r["bytes"] for r in rows] == [2 * n, 2 * n] and all(r["s"] > 0 and r["frame_s"] > 0 for r in rows)
+    section = {"copy_bandwidth": 1e9, "int8_peak_ops": None, "frames": [{"input": [1, 1, 8, 8], "rows": rows}]}
+    table = bench_layers.markdown(section)
+    head = next(line for line in table if line.startswith("### 8x8"))
+    assert f"{sum(r['frame_s'] for r in rows) * 1e6:,.1f} us of dispatches in the frame" in head
+    first = next(line for line in table if line.startswith("| copy"))
+    assert first.split(" | ")[3:5] == [f"{rows[0]['s'] * 1e6:,.1f}", f"{rows[0]['frame_s'] * 1e6:,.1f}"]
+    old = [{k: v for k, v in r.items() if k != "frame_s"} for r in rows]
+    table = bench_layers.markdown({**section, "frames": [{"input": [1, 1, 8, 8], "rows": old}]})
+    assert any("us of dispatches alone (not timed in the frame)" in line for line in table)
+    first = next(line for line in table if line.startswith("| copy"))
+    assert first.split(" | ")[4] == "" and first.split(" | ")[6] == f"{rows[0]['s'] / rows[0]['floor_s']:.1f}"

@@ -1,7 +1,7 @@
 """Shader ablations on the quantized super-resolution model (tools/model_probe.py's): copies of
 dmlvk/shaders with text edits, each copy measured in a process of its own (DMLVK_SHADER_DIR, an
-empty kernel cache): every dispatch's time, its pipeline statistics where the driver reports them,
-and whether the model's output still equals onnxruntime's. One table at the end: what each part
+empty kernel cache): every dispatch's time in the frame (dmlvk_lab/bench_layers.py), its pipeline
+statistics where the driver reports them, and whether the model's output still equals onnxruntime's. One table at the end: what each part
 of a kernel costs (cut it out) or what a change gains, in one GPU session, the tree untouched.
 
     python tools/shader_ablation.py RECIPE.py [--only NAME ...] [--height 540] [--width 960] [--out DIR] [--prepare]
@@ -94,7 +94,7 @@ def _run_child(argv: list) -> None:
     import model_probe
     r = model_probe.probe(int(argv[1]), int(argv[2]), tuning=json.loads(argv[3]), stats=True, check=True)
     print(_MARK + json.dumps({"device": r["device"], "equal": r["equal_to_onnxruntime"],
-                              "dispatches": [[row["variant"], row["s"]] for row in r["rows"]],
+                              "dispatches": [[row["variant"], row["frame_s"]] for row in r["rows"]],
                               "registers": [None if st is None else st.get("Register Count")
                                             for st in (r["statistics"] or [None] * len(r["rows"]))]}))
 
