@@ -132,9 +132,9 @@ _VARIANTS = [
                      "runs differ by about 2 %). Its loads' loops and (real matrices) its taps' loop unrolled, and its "
                      "channels-last stage's columns 20 ints apart (16 put four lanes' stores in one bank): 77.9 / "
                      "296.4 us in the model benchmark; in same-run probes 112.5 -> 89.0 (unrolled; 102 registers an "
-                     "invocation against 80) -> 76.8 us at 540x960. Two rows of the tile a subgroup (each A fragment loaded once for both, workgroups "
-                     "of 128) lost: 315.9 against 77.8 us at 540x960, 246 registers an invocation against 106 (a "
-                     "same-run probe, tools/shader_ablation.py)",
+                     "invocation against 80) -> 76.8 us at 540x960. Two rows of the tile a subgroup (each A "
+                     "fragment loaded once for both, workgroups of 128) lost: 315.9 against 77.8 us at 540x960, "
+                     "246 registers an invocation against 106 (a same-run probe, tools/shader_ablation.py)",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
@@ -196,8 +196,8 @@ _VARIANTS = [
             "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_FEW_OUTPUTS=4, DOT_FEW_INVOCATIONS=1 << 20, DOT_CHANNELS=8,
-                        DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False, DOT_TILES=1, DOT_TILES_BLOCKS=4,
-                        DOT_MIN_WORKGROUPS=1024),
+                        DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False,
+                        DOT_TILES=1, DOT_TILES_BLOCKS=4, DOT_MIN_WORKGROUPS=1024),
             wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
