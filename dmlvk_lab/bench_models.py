@@ -16,7 +16,8 @@ dispatch by dispatch against the device's floors (dmlvk_lab/bench_layers.py).
 
 The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
 (cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
-input shape, the compile time reported and excluded)."""
+input shape in each of TORCH_COMPILES processes, the fastest compile's figure compared, every
+compile's reported; the compile time reported and excluded)."""
 from __future__ import annotations
 
 import tempfile
@@ -35,6 +36,10 @@ SHAPES = [(540, 960), (1080, 1920), (2160, 3840)]
 STREAM_FRAMES = 48           # inputs run_stream is timed over (per figure: their mean; a stream fills and drains once)
 BATCHES = [1, 8]
 BATCH_1_ONLY = {(2160, 3840)}     # 8 such frames hold 1 GiB of 64-channel activations
+# torch.compile(mode="max-autotune") compiled this many times, each in its own process: its autotuned
+# choices vary between compiles (540x960 batch 1 ran 2,223 to 3,777 frames/s on the same H200), and
+# the comparison takes the fastest
+TORCH_COMPILES = 2
 
 
 def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> dict:
@@ -86,7 +91,9 @@ def _consume(outputs) -> None:
 
 
 def add_torch(result: dict, run_peer) -> None:
-    """PyTorch eager, then torch.compile, each in its own process."""
+    """PyTorch eager, then torch.compile TORCH_COMPILES times, each in its own process: each compile's
+    figures per row (torch_compiled_runs_s, torch_compile_runs_s), the fastest as torch_compiled_s
+    with its compile time."""
     spec = [{"scale": 2, "n": r["input"][0], "h": r["input"][2], "w": r["input"][3]} for r in result["models"]["rows"]]
     res = run_peer("torch", {"espcn": spec})
     if "skipped" in res:
@@ -95,12 +102,19 @@ def add_torch(result: dict, run_peer) -> None:
     for r, s in zip(result["models"]["rows"], res["espcn"]):
         r["torch_fp16_cuda_s"] = s
     result["models"]["torch"] = res.get("peer")
-    res = run_peer("torch", {"espcn": spec, "compile": "max-autotune"}, timeout=1800)
-    if "skipped" in res:
-        result["peers_skipped"].append(res["skipped"])
-        return
-    for r, c in zip(result["models"]["rows"], res["espcn"]):
-        r["torch_compiled_s"], r["torch_compile_s"] = c["s"], c["compile_s"]
+    for _ in range(TORCH_COMPILES):
+        res = run_peer("torch", {"espcn": spec, "compile": "max-autotune"}, timeout=1800)
+        if "skipped" in res:
+            result["peers_skipped"].append(res["skipped"])
+            break
+        for r, c in zip(result["models"]["rows"], res["espcn"]):
+            r.setdefault("torch_compiled_runs_s", []).append(c["s"])
+            r.setdefault("torch_compile_runs_s", []).append(c["compile_s"])
+    for r in result["models"]["rows"]:
+        if r.get("torch_compiled_runs_s"):
+            runs, compiles = r["torch_compiled_runs_s"], r["torch_compile_runs_s"]
+            best = min(range(len(runs)), key=runs.__getitem__)
+            r["torch_compiled_s"], r["torch_compile_s"] = runs[best], compiles[best]
 
 
 def add_webgpu(result: dict, run_peer) -> None:
@@ -136,19 +150,21 @@ def markdown(result: dict) -> list:
            "QuantizeLinear and DequantizeLinear in numpy; device arrays: "
            "session.run with a DeviceArray in and out (IO binding). PyTorch: fp16 CUDA, channels_last, eager and "
            "torch.compile(mode=\"max-autotune\") (compile time per shape in the last column, excluded from its "
-           "figure). onnxruntime: CPU, end to end; WebGPU EP: onnxruntime's WebGPU plugin execution provider, end to end, "
+           "figure; compiled in several processes, its autotuned choices varying between compiles: the fastest "
+           "compile's figure, every compile's in the column after the ratio). onnxruntime: CPU, end to end; WebGPU EP: onnxruntime's WebGPU plugin execution provider, end to end, "
            "on the float32 model and on the same quantized model (nodes it does not take run on its CPU EP).", "",
            "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
            "pipelined | pipelined / device | "
            "host Q/DQ end to end | device arrays in and out | PyTorch fp16 eager | dmlvk device / eager | "
-           "PyTorch fp16 torch.compile | dmlvk device / torch.compile | "
+           "PyTorch fp16 torch.compile | dmlvk device / torch.compile | torch.compile, each compile | "
            "onnxruntime CPU | WebGPU EP float32 | WebGPU EP quantized | outputs equal to onnxruntime's | "
            "torch.compile's compile s |",
            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-           "| ---: | ---: | --- | ---: |"]
+           "| ---: | ---: | ---: | --- | ---: |"]
     ratio_to = lambda r, k: f"{r[k] / r['device_s']:.2f}" if r.get(k) else ""
     for r in m["rows"]:
         compile_s = f"{r['torch_compile_s']:.1f}" if r.get("torch_compile_s") is not None else ""
+        each = " / ".join(f"{r['frames'] / s:.1f}" for s in r.get("torch_compiled_runs_s", []))
         eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
               if "elements_compared" in r else "")
         e2e = f"{r['device_s'] / r['end_to_end_s']:.2f}" if r.get("end_to_end_s") else ""
@@ -156,7 +172,7 @@ def markdown(result: dict) -> list:
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | {fps(r, 'stretch_s')} | "
                    f"{fps(r, 'end_to_end_s')} | {e2e} | {fps(r, 'pipelined_s')} | {pipe} | {fps(r, 'end_to_end_host_qdq_s')} | {fps(r, 'device_arrays_s')} | "
                    f"{fps(r, 'torch_fp16_cuda_s')} | {ratio_to(r, 'torch_fp16_cuda_s')} | "
-                   f"{fps(r, 'torch_compiled_s')} | {ratio_to(r, 'torch_compiled_s')} | "
+                   f"{fps(r, 'torch_compiled_s')} | {ratio_to(r, 'torch_compiled_s')} | {each} | "
                    f"{fps(r, 'onnxruntime_cpu_s')} | {fps(r, 'webgpu_float_s')} | {fps(r, 'webgpu_quantized_s')} | "
                    f"{eq} | {compile_s} |")
     out.append("")
