@@ -16,8 +16,9 @@ dispatch by dispatch against the device's floors (dmlvk_lab/bench_layers.py).
 
 The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
 (cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
-input shape in each of TORCH_COMPILES processes, the fastest compile's figure compared, every
-compile's reported; the compile time reported and excluded)."""
+input shape in each of TORCH_COMPILES processes, each with empty compile caches of its own, the
+fastest compile's figure compared, every compile's reported; the compile time reported and
+excluded)."""
 from __future__ import annotations
 
 import tempfile
@@ -103,7 +104,8 @@ def add_torch(result: dict, run_peer) -> None:
         r["torch_fp16_cuda_s"] = s
     result["models"]["torch"] = res.get("peer")
     for _ in range(TORCH_COMPILES):
-        res = run_peer("torch", {"espcn": spec, "compile": "max-autotune"}, timeout=1800)
+        # each compile with caches of its own (else the second takes the first's autotuned choices)
+        res = run_peer("torch", {"espcn": spec, "compile": "max-autotune", "fresh_caches": True}, timeout=1800)
         if "skipped" in res:
             result["peers_skipped"].append(res["skipped"])
             break

@@ -4,7 +4,10 @@ reason on stderr when the peer is not installed or has no device."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -30,7 +33,28 @@ def _out_hw(shape):
 
 # ---- PyTorch on CUDA ----------------------------------------------------------------------------
 
+def fresh_compile_caches() -> str:
+    """A new empty directory for torch.compile's on-disk caches (Inductor's compiled graphs and its
+    autotuning results, Triton's kernels), set through TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR
+    before torch is imported: a compile in this process autotunes afresh, instead of taking an
+    earlier process's choices from the default per-user directory."""
+    root = tempfile.mkdtemp(prefix="dmlvk-torch-compile-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
+    return root
+
+
 def torch_peer(spec: dict) -> dict:
+    # spec["fresh_caches"]: torch.compile's caches in a new directory (removed at the end)
+    caches = fresh_compile_caches() if spec.get("fresh_caches") else None
+    try:
+        return _torch_peer(spec)
+    finally:
+        if caches is not None:
+            shutil.rmtree(caches, ignore_errors=True)
+
+
+def _torch_peer(spec: dict) -> dict:
     import torch
     import torch.nn.functional as F
     if not torch.cuda.is_available():

@@ -1,6 +1,7 @@
 """python -m dmlvk_lab bench --only depth-space on the test device at small sizes: its files, its
 summary by size class, and the union of two runs of different sizes (--rerender)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -173,6 +174,7 @@ def test_torch_compile_peer_takes_its_fastest_compile():
 
     def run_peer(peer, spec, timeout=900):
         calls.append(spec.get("compile"))
+        assert spec.get("fresh_caches", False) == ("compile" in spec)      # each compile autotunes afresh
         if "compile" not in spec:
             return {"espcn": [1e-3, 2e-3], "peer": "torch"}
         k = calls.count("max-autotune")
@@ -194,3 +196,24 @@ def test_torch_compile_peer_takes_its_fastest_compile():
     bench_models.add_torch(result, lambda peer, spec, timeout=900: run_peer(peer, spec) if len(calls) < 2
                            else {"skipped": "torch.compile failed"})
     assert rows[0]["torch_compiled_runs_s"] == [4e-4] and result["peers_skipped"] == ["torch.compile failed"]
+
+
+def test_torch_compile_caches_are_fresh(monkeypatch, tmp_path):
+    # dmlvk_lab/bench_peers.py: a torch peer process given fresh_caches points torch.compile's caches
+    # (Inductor's, autotuning included, and Triton's) at a new empty directory, removed at the end.
+    from dmlvk_lab import bench_peers
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    seen = {}
+
+    def peer(spec):
+        seen.update({k: os.environ[k] for k in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")})
+        Path(seen["TORCHINDUCTOR_CACHE_DIR"]).mkdir(parents=True)
+        return {"espcn": []}
+    monkeypatch.setattr(bench_peers, "_torch_peer", peer)
+    assert bench_peers.torch_peer({"fresh_caches": True}) == {"espcn": []}
+    root = Path(seen["TORCHINDUCTOR_CACHE_DIR"]).parent
+    assert root.parent == tmp_path and Path(seen["TRITON_CACHE_DIR"]).parent == root and not root.exists()
