@@ -153,8 +153,9 @@ def markdown(result: dict) -> list:
            "session.run with a DeviceArray in and out (IO binding). PyTorch: fp16 CUDA, channels_last, eager and "
            "torch.compile(mode=\"max-autotune\") (compile time per shape in the last column, excluded from its "
            "figure; compiled in several processes, its autotuned choices varying between compiles: the fastest "
-           "compile's figure, every compile's in the column after the ratio). onnxruntime: CPU, end to end; WebGPU EP: onnxruntime's WebGPU plugin execution provider, end to end, "
-           "on the float32 model and on the same quantized model (nodes it does not take run on its CPU EP).", "",
+           "compile's figure, every compile's in the column after the ratio). onnxruntime: CPU, end to end; "
+           "WebGPU EP: onnxruntime's WebGPU plugin execution provider, end to end, on the float32 model and on the "
+           "same quantized model (nodes it does not take run on its CPU EP).", "",
            "| input | batch | dmlvk device | dmlvk + transfers | dmlvk end to end | end to end / device | "
            "pipelined | pipelined / device | "
            "host Q/DQ end to end | device arrays in and out | PyTorch fp16 eager | dmlvk device / eager | "
