@@ -22,7 +22,7 @@ from typing import List, Optional
 import numpy as np
 
 from dmlvk.ops.quantized_conv.variants import TABLE as CONV_TABLE
-from dmlvk.runtime.commands import Program, time as time_dispatches
+from dmlvk.runtime.commands import time as time_dispatches, time_each
 from dmlvk.runtime.kernel import Kernel
 from .cases import MiB
 
@@ -91,9 +91,7 @@ def in_frame_seconds(timer, dispatches, frame_s: float) -> List[float]:
     dispatch's end (its barrier's wait in)."""
     frames = int(max(8, min(FRAMES_IN_ORDER, IN_ORDER_S / max(frame_s, 1e-9))))
     timer.warm()
-    prog = Program(timer.device, list(dispatches) * frames, barriers=True, timestamps=True)
-    prog.run()
-    per = np.array(prog.op_seconds(with_barriers=True)).reshape(frames, len(dispatches))
+    per = time_each(timer.device, dispatches, frames, barriers=True)
     return [float(v) for v in np.median(per[min(4, frames // 4):], axis=0)]
 
 

@@ -137,15 +137,22 @@ class Program:
         return out
 
 
-def time(device: Device, dispatches, repeats: int, barriers: bool = False) -> List[float]:
-    """GPU seconds of each of `repeats` back-to-back runs of the dispatches, a list of
-    (Kernel, Buffers bound to the kernel's bindings): with no barriers between runs, or with
-    the barriers a real sequence of executions has (barriers=True; their waits are counted)."""
+def time_each(device: Device, dispatches, repeats: int, barriers: bool = False) -> np.ndarray:
+    """GPU seconds of each dispatch in each of `repeats` back-to-back runs of the dispatches, a list
+    of (Kernel, Buffers bound to the kernel's bindings), as a repeats x dispatches array: with no
+    barriers between runs, or with the barriers a real sequence of executions has (barriers=True;
+    each dispatch's time includes the wait at the barriers before it)."""
     prog = Program(device, list(dispatches) * repeats, barriers=barriers, timestamps=True)
     prog.run()
-    per_op = prog.op_seconds(with_barriers=barriers)
-    n = len(per_op) // repeats
-    return [float(sum(per_op[i * n:(i + 1) * n])) for i in range(repeats)]
+    per_op = prog.op_seconds(with_barriers=barriers)     # a kernel may be recorded as several dispatches
+    ends = np.cumsum([len(algos) for algos in prog._algorithms])
+    per_dispatch = [sum(per_op[end - len(algos):end]) for end, algos in zip(ends, prog._algorithms)]
+    return np.array(per_dispatch, dtype=np.float64).reshape(repeats, len(dispatches))
+
+
+def time(device: Device, dispatches, repeats: int, barriers: bool = False) -> List[float]:
+    """GPU seconds of each of `repeats` back-to-back runs of the dispatches (time_each's rows summed)."""
+    return [float(v) for v in time_each(device, dispatches, repeats, barriers).sum(axis=1)]
 
 
 @dataclass
