@@ -1322,6 +1322,11 @@ def test_dot_kernel_choice():
     opt = lambda h, w: C(conv_desc(1, 1, h, w, 64, 5, 5, pads=(2, 2)).plan(gpu)[0][0])["OPT"]
     assert TABLE.tuning["DOT_FEW_INVOCATIONS"] == 1 << 20 and 8 * -(-540 * 120 // 128) * 128 < 1 << 20 <= 8 * -(-1080 * 240 // 128) * 128
     assert (opt(540, 960), opt(1080, 1920)) == (TABLE.tuning["DOT_FEW_OUTPUTS"], TABLE.tuning["DOT_OUTPUTS"]) == (4, 8)
+    # the boundary: its 8 * 507 * 128 = 519,168 invocations with 8 at 540 x 960 are not fewer than
+    # 519,168, but fewer than 519,169
+    first = conv_desc(1, 1, 540, 960, 64, 5, 5, pads=(2, 2))
+    at = lambda few: C(first.plan(gpu, tuning={"DOT_FEW_INVOCATIONS": few})[0][0])
+    assert (at(519_168)["OPT"], at(519_169)["OPT"]) == (8, 4)
     assert "conv.dot" not in chosen(conv_desc(1, 64, 54, 96, 32, 3, 3, pads=(1, 1)))
     assert "conv.dot" not in chosen(conv_desc(1, 32, 54, 96, few + 1, 3, 3, pads=(1, 1)))
     assert chosen(conv_desc(1, 1, 54, 96, least - 1, 5, 5, pads=(2, 2))) != ["conv.dot"]
