@@ -90,12 +90,15 @@ struct Requant {
     uint word_add, flip;                         // added to the summed bits, then flipped
 };
 
-Requant requant_for(int yzp) {
-    int LO = Y_SIGNED != 0 ? -128 : 0;
+// For an output of zero point yzp, signed where y_signed is not 0.
+Requant requant_signed(int yzp, uint y_signed) {
+    int LO = y_signed != 0 ? -128 : 0;
     float lo = MAGIC + float(LO - yzp);
     return Requant(lo, lo + 255.0, (uint(yzp - LO) - 0x4B400000u) * 0x01010101u,
-                   Y_SIGNED != 0 ? 0x80808080u : 0u);
+                   y_signed != 0 ? 0x80808080u : 0u);
 }
+
+Requant requant_for(int yzp) { return requant_signed(yzp, Y_SIGNED); }
 
 // An output's bits, f * mult + MAGIC clamped to the bounds, for f = float(a) (see above).
 uint requantized_float_bits(float f, float mult, Requant rq) {

@@ -93,7 +93,25 @@ layout(constant_id = 10) const uint CQ = 4;   // 16-byte vectors of a position's
 const uint PS = CQ + 1;                       // uvec4 a window position (one of padding: odd strides
 const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
+#ifdef PAIR
+// The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
+// dilation 1, M1 = Cg output channels, this layer's input. Its input window: PH rows of PW bytes.
+layout(constant_id = 13) const uint KH1 = 5;
+layout(constant_id = 14) const uint KW1 = 5;
+layout(constant_id = 15) const uint X1_SIGNED = 0;
+layout(constant_id = 16) const uint W1_SIGNED = 1;
+const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
+const uint P_STAGE = 80;                      // uvec4 of a subgroup's stage: 16 columns of 20 ints
+const uint A1_LEN = M1 * 3;                   // uvec4 of its filter rows (32 taps, 16 bytes of padding)
+// As holds, before this layer's filter rows, the first layer's filter rows and each subgroup's stage
+const uint AS_LEN = BM * AQ > A1_LEN + 8 * P_STAGE ? BM * AQ : A1_LEN + 8 * P_STAGE;
+shared uvec4 As[AS_LEN];
+shared uint Pw[(PH * PW + 3) / 4];            // the first layer's input window, shifted to int8
+shared int Psum[256];                         // its taps' sums, two lanes a window position
+shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, biases (corrected), cw
+#else
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
+#endif
 #elif defined(WINDOW_TAPS)
 const uint CG_MAX = 32 / (KH * KW);           // the most input channels a group with 32 taps or fewer
 const uint TR = 3;                            // uvec4 a row of As and Bs: 32 taps and 16 bytes of padding
@@ -156,6 +174,7 @@ shared int stage[8 * 256];
 #define MAT_C coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define MAT_C_ZERO MAT_C(0)
 #define MAT_A_ONES MAT_A(int8_t(1))
+#define COOPMAT_LOAD_B_FROM_A(m, arr, off, stride) coopMatLoad(m, arr, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define SUBGROUP_ID gl_SubgroupID
 #define SUBGROUP_LANE gl_SubgroupInvocationID
 #define SUBGROUP_BARRIER() subgroupBarrier()
@@ -346,6 +365,114 @@ void main() {
         uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
         // take neighbouring vectors of a position, then neighbouring positions
+#ifdef PAIR
+        // The window computed by the layer before (binding 0 is its input): its input window into
+        // Pw, its filter rows into As; then each subgroup takes 16 window positions at a time,
+        // gathers their KH1 x KW1 taps (zeros past them) into its stage as a B fragment, multiplies
+        // it by the M1 / 16 A fragments, and requantizes the products (column-major through the
+        // stage, as the channels-last epilogue below does) into the positions' Xs vectors, the
+        // padding byte where a position lies outside this layer's input. Its numbers follow this
+        // layer's in params (the host's, ConvolutionPairOperator): from g1 = 3 + 3M, xZP, yZP, its
+        // window-sum flag, input height, width, strides (image, row, column, in bytes), padding (top,
+        // left); then Ch1's M1 multipliers, biases (with the correction of its input's and filter's
+        // shifts: qconv_pack_filter.comp's algebra) and cw; then its filter rows, 8 words each (the
+        // taps shifted to int8 as Wp's).
+        {
+            uint g1 = 3u + 3u * p.out_sizes.y;
+            bool ws1 = params[g1 + 2] != 0u;
+            uint H1 = params[g1 + 3], W1 = params[g1 + 4], sn1 = params[g1 + 5], sh1 = params[g1 + 6];
+            uint sw1 = params[g1 + 7];
+            int ph0 = h_ih0 - int(params[g1 + 8]), pw0 = h_iw0 - int(params[g1 + 9]);
+            for (uint e = t; e < M1 * 8; e += gl_WorkGroupSize.x)
+                As[(e / 8) * 3 + (e % 8) / 4][e % 4] = params[g1 + 10 + 3 * M1 + e];
+            for (uint e = t; e < 3 * M1 / 4; e += gl_WorkGroupSize.x)
+                Ch1[e] = uvec4(params[g1 + 10 + 4 * e], params[g1 + 11 + 4 * e], params[g1 + 12 + 4 * e],
+                               params[g1 + 13 + 4 * e]);
+            uint flip1 = X1_SIGNED != 0 ? 0u : 0x80u;
+            uint pad1 = (params[g1] & 0xFFu) ^ flip1;
+            for (uint e = t; e < (PH * PW + 3) / 4; e += gl_WorkGroupSize.x) {
+                uint word = 0;
+                [[unroll]] for (uint j = 0; j < 4; ++j) {
+                    uint at = 4 * e + j;
+                    int ih = ph0 + int(at / PW), iw = pw0 + int(at % PW);
+                    uint b = pad1;
+                    if (uint(ih) < H1 && uint(iw) < W1) {
+                        uint off = h_n * sn1 + uint(ih) * sh1 + uint(iw) * sw1;
+                        b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip1;
+                    }
+                    word |= b << (8 * j);
+                }
+                Pw[e] = word;
+            }
+            barrier();
+            MAT_A a1[M1 / 16];
+            [[unroll]] for (uint i = 0; i < M1 / 16; ++i)
+                coopMatLoad(a1[i], As, i * 16 * 3, 3, gl_CooperativeMatrixLayoutRowMajor);
+            Requant rq1 = requant_signed(int(params[g1 + 1]), X_SIGNED);   // its output: this layer's input
+            uint lane = SUBGROUP_LANE, sb = A1_LEN + warp * P_STAGE;
+            uint pix = lane % 16, h8 = (lane / 16) * 8;
+            const uint WIN = HH * HWD;
+            // (every subgroup goes through every pass: the emulation's barriers are the workgroup's)
+            for (uint f0 = 0; f0 < WIN; f0 += 8 * 16) {
+                uint f = f0 + warp * 16;              // the subgroup's first window position
+                {
+                    // lane (position i, half h): taps 16h .. 16h + 15 of position f + i
+                    uint i = lane / 2, h = lane % 2;
+                    uint pos = min(f + i, WIN - 1);
+                    uint r0 = pos / HWD, c0 = pos % HWD;
+                    uvec4 v = uvec4(0);
+                    int sum = 0;
+                    [[unroll]] for (uint kk = 0; kk < 16; ++kk) {
+                        uint k = h * 16 + kk;
+                        if (k < KH1 * KW1) {
+                            uint at = (r0 + k / KW1) * PW + c0 + k % KW1;
+                            uint b = bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8);
+                            v[kk / 4] |= b << (8 * (kk % 4));
+                            sum += bitfieldExtract(int(b), 0, 8);
+                        }
+                    }
+                    As[sb + i * 3 + h] = v;
+                    Psum[warp * 32 + lane] = sum;
+                }
+                SUBGROUP_MEMORY_BARRIER_SHARED();
+                SUBGROUP_BARRIER();
+                MAT_B b1;
+                COOPMAT_LOAD_B_FROM_A(b1, As, sb, 3);
+                MAT_C c1[M1 / 16];
+                [[unroll]] for (uint i = 0; i < M1 / 16; ++i) c1[i] = coopMatMulAdd(a1[i], b1, MAT_C_ZERO);
+                int psum = ws1 ? Psum[warp * 32 + 2 * pix] + Psum[warp * 32 + 2 * pix + 1] : 0;
+                SUBGROUP_BARRIER();                   // the fragment and the sums read: the stage is free
+                uint q = f + pix;                     // the lane's window position
+                int ih = h_ih0 + int(q / HWD), iw = h_iw0 + int(q % HWD);
+                bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
+                [[unroll]] for (uint i = 0; i < M1 / 16; ++i) {
+#ifdef COOPMAT_EMULATED
+                    coopMatStoreWordsColumns(c1[i], As, sb * 4, 20);
+#else
+                    coopMatStore(c1[i], As, sb, 5, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+                    SUBGROUP_MEMORY_BARRIER_SHARED();
+                    SUBGROUP_BARRIER();
+                    uvec4 s2[2] = { As[sb + pix * 5 + h8 / 4], As[sb + pix * 5 + h8 / 4 + 1] };
+                    SUBGROUP_BARRIER();
+                    uint c8 = (i * 16 + h8) / 4;          // the lane's channels' vector in Ch1's blocks
+                    uvec4 mu[2] = { Ch1[c8], Ch1[c8 + 1] };
+                    uvec4 bi[2] = { Ch1[M1 / 4 + c8], Ch1[M1 / 4 + c8 + 1] };
+                    uvec4 cw[2] = { uvec4(0), uvec4(0) };
+                    if (ws1) { cw[0] = Ch1[M1 / 2 + c8]; cw[1] = Ch1[M1 / 2 + c8 + 1]; }
+                    uint w2[2] = { 0u, 0u };
+                    [[unroll]] for (uint e = 0; e < 8; ++e) {
+                        int a = int(s2[e / 4][e % 4]) + int(bi[e / 4][e % 4]) + int(cw[e / 4][e % 4]) * psum;
+                        w2[e / 4] += requantized_bits(a, uintBitsToFloat(mu[e / 4][e % 4]), rq1) << (8 * (e % 4));
+                    }
+                    if (q < WIN)
+                        [[unroll]] for (uint hh = 0; hh < 2; ++hh)
+                            Xs[q * PS + i][h8 / 4 + hh] = inside ? requantized_word(w2[hh], rq1) ^ flip4 : pad4.x;
+                }
+            }
+            barrier();                                // As's stage use and Xs's writes done
+        }
+#else
         uint base = h_n * p.in_strides.x + g * p.cg;
         // (loops unrolled: every load of an invocation in flight before its first store; 112.5 us
         // rolled against 104.9 unrolled for the ESPCN 3x3 64->32 layer at 540x960 on the H200)
@@ -358,6 +485,7 @@ void main() {
             uint at = inside ? (base + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 + qv : 0u;
             Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;
         }
+#endif
         // the filter rows: Wp's first KQ vectors of rows mt * BM ..
         uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
         [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {

@@ -34,6 +34,7 @@ _COOPMAT_BUILDS = _GATHERING_BUILDS + ((("WM_FIXED", 1),),) + tuple((("WM_FIXED"
 _NARROW_BUILDS = tuple(b + (("NARROW", 1),) for b in _GATHERING_BUILDS)
 _ROW_TILE_BUILDS = tuple(b + (("ROW_TILES", 1),) for b in _GATHERING_BUILDS)
 _HALO_BUILDS = tuple((("WM_FIXED", 1),) + e + (("HALO", 1),) for e in ((),) + _EMULATIONS)
+_PAIR_BUILDS = tuple(b + (("PAIR", 1),) for b in _HALO_BUILDS)
 _WINDOW_BUILDS = tuple((("WM_FIXED", wm),) + e + (("WINDOW_TAPS", 1),) for wm in (1, 2) for e in ((),) + _EMULATIONS)
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
@@ -48,7 +49,13 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         return 48 * (32 * constants["WM_SPEC"] + 256) + 4 * ((8 + kh - 1) * (32 + kw - 1) * (32 // (kh * kw)) // 4 + 2) + 128
     if ("HALO", 1) in defines:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
-        return 16 * ((8 + kh - 1) * (32 + kw - 1) * (cq + 1) + 32 * (kh * kw * cq + 1))
+        window, rows = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1)
+        if ("PAIR", 1) not in defines:
+            return 16 * (window * (cq + 1) + rows)
+        # the layer before's filter rows and 8 stages of 80 vectors in the rows' memory, its input
+        # window's bytes, its taps' sums and its channels' numbers
+        first = (8 + kh + constants["KH1"] - 2) * (32 + kw + constants["KW1"] - 2)
+        return 16 * (window * (cq + 1) + max(rows, 48 * cq + 640)) + 4 * (-(-first // 4)) + 1024 + 192 * cq
     if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
     stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
@@ -136,6 +143,15 @@ _VARIANTS = [
                      "fragment loaded once for both, workgroups of 128) lost: 315.9 against 77.8 us at 540x960, "
                      "246 registers an invocation against 106 (a same-run probe, tools/shader_ablation.py)",
             measured_on=H200),
+    Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED", "W1_SIGNED"),
+            "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
+            "at most 32 taps, stride and dilation 1): that layer's products on the same matrices (its taps "
+            "gathered 16 positions at a time) requantized into the window, so its output never reaches device "
+            "memory; the ONNX runner's QLinearConv -> QLinearConv as one kernel (pair_plan, "
+            "ConvolutionPairOperator)",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=_PAIR_BUILDS, needs=(_COOPMAT_SHARED,),
+            extends="conv.coopmat.halo"),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
             "dilation 1, at most 64 output channels a group: a workgroup computes 8 output rows by 32 columns for "
@@ -591,6 +607,35 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
     return _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16)
+
+
+def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
+    """(kernels, scratch Buffer sizes) of conv.coopmat.halo.pair: the second convolution's halo plan
+    (_halo_plan under the selection: its input channels-last), its kernel computing its input from
+    the first convolution's input, where the first has one input channel (group 1), at most 32 taps,
+    stride and dilation 1, an 8-bit output whose grid and type are the second's input's, and the
+    second one group reading its 16 x k channels; None elsewhere, or where the selection leaves the
+    variant out. The first's output strides do not matter: it is never stored."""
+    if "conv.coopmat.halo.pair" in sel.off or first.int32_output or second.int32_output:
+        return None
+    g1 = first.conv_params()
+    m1, cg1, kh1, kw1 = g1["filter"]
+    t1 = first.tensors()
+    if (first.group_count != 1 or cg1 != 1 or kh1 * kw1 > 32 or tuple(g1["strides"]) != (1, 1)
+            or tuple(g1["dilations"]) != (1, 1) or first.wide_taps() or first.off_formula()
+            or len(first.input_tensor.sizes) != 4 or first.input_tensor.total_bytes >= 1 << 31
+            or tuple(first.output_grid()) != tuple(second.input_tensor.sizes)
+            or t1[OUTPUT].data_type != second.input_tensor.data_type
+            or second.group_count != 1 or m1 % 16):
+        return None
+    halo = _halo_plan(second, sel)
+    if halo is None:
+        return None
+    (pack, main), scratch = halo
+    signed = lambda t: int(t.data_type == DataType.INT8)
+    pair = dataclasses.replace(main, spec=main.spec + (kh1, kw1, signed(t1[INPUT]), signed(t1[FILTER])),
+                               defines=main.defines + (("PAIR", 1),), variant="conv.coopmat.halo.pair")
+    return ([pack, pair], scratch) if sel.usable(pair) else None
 
 
 def _window_plan(d, sel: Selection) -> Optional[tuple]:
