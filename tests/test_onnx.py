@@ -652,7 +652,8 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
     """Layout planning, with the kernels a GPU chooses for the model (the cooperative matrices emulated
     on devices without them, conv.dot on CPU devices too): the first layer (conv.dot) writes its output
     channels-last, which the 3x3 64->32 layer reads in place (conv.coopmat.halo where its tiles fit the
-    device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs; the last layer
+    device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs (or, where the
+    pair's window fits too, conv.coopmat.halo.pair runs both layers); the last layer
     reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc), or the packed NCHW
     conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
     onnxruntime either way. Without those two variants the layers keep NCHW and the 64->32 layer packs
@@ -682,7 +683,9 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
         return
     # (the filters are packed once, at initialization; small frames take split K and its reduction)
     main = lambda vs: [v for v in vs if v != "conv.coopmat.splitk.reduce"]
-    assert main(variants["planned"]) in (["conv.dot", v, "conv.dot.float"] for v in READS_CHANNELS_LAST), variants
+    # (the first two layers as one kernel where the pair's window fits the device's shared memory)
+    assert main(variants["planned"]) in ([["conv.coopmat.halo.pair", "conv.dot.float"]]
+                                         + [["conv.dot", v, "conv.dot.float"] for v in READS_CHANNELS_LAST]), variants
     assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot.float"]
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
 

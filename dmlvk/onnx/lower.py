@@ -19,6 +19,7 @@ from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
 from ..ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE, plan as conv_plan
 from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
+from ..ops.quantized_conv.pair import SECOND
 from ..runtime.device import Device
 from ..tensor import TensorDesc
 from .graph import Graph, Node, UnsupportedModelError
@@ -228,8 +229,56 @@ def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
     return nodes + [user], (block, crd, np.float32(scale.reshape(-1)[0]), 0 if zp is None else int(zp.reshape(-1)[0]))
 
 
+def _only_user(n: Node, ctx: Context) -> Optional[Node]:
+    """The one node that reads n's output, where that output is no graph output; else None."""
+    users = ctx.graph.users(n.outputs[0])
+    return users[0] if len(users) == 1 and n.outputs[0] not in ctx.graph.output_names else None
+
+
+_OWNED = (FILTER, INPUT_ZP, FILTER_ZP)      # a convolution's constants OWNED_BY_DML: bound once
+
+
+def _constant_bindings(op, raw: list, ctx: Context, owned=_OWNED) -> tuple:
+    """Initializes op with its owned constants (raw[i] for the slots i in owned) and uploads the rest
+    once: the Buffers it binds past its input (None where absent)."""
+    op.initialize([a if i in owned else None for i, a in enumerate(raw)])
+    return tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))[1:]
+
+
+def _lower_pair(n: Node, ctx: Context, shape: tuple, dt) -> Optional[Lowered]:
+    """The node and the QLinearConv that alone reads its output as one kernel that never stores that
+    output (desc.compile_pair: conv.coopmat.halo.pair), where its plan runs them: the second node's
+    input described channels-last (as the halo kernel reads it), its output laid out as the planning
+    of its own users wants (_plan_channels_last), the second node then a view. Else None."""
+    user = _only_user(n, ctx)
+    if user is None or user.op != "QLinearConv" or ctx.host_quantization:
+        return None
+    try:
+        first, raw1 = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))
+        sizes = tuple(first.output_tensor.sizes)
+        mid_dt = np.dtype(first.output_tensor.data_type.numpy_dtype)
+        ctx.layouts[n.outputs[0]] = _channels_last(sizes)
+        out_strides = _plan_channels_last(user, ctx, sizes, mid_dt)
+        second, raw2 = _qlinearconv_desc(user, ctx, sizes, mid_dt, _channels_last(sizes), out_strides)
+        op = first.compile_pair(ctx.device, second)
+    except (ValueError, UnsupportedModelError, KeyError):
+        op = None
+    if op is None:
+        ctx.layouts.pop(n.outputs[0], None)
+        return None
+    if out_strides is not None:
+        ctx.layouts[user.outputs[0]] = out_strides
+    ctx.folded.add(user.outputs[0])
+    out = op.output_descs[0]
+    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
+                   _constant_bindings(op, raw1 + raw2[1:], ctx, _OWNED + tuple(SECOND + i for i in _OWNED)))
+
+
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
+    pair = _lower_pair(n, ctx, shape, dt)
+    if pair is not None:
+        return pair
     out_strides = _plan_channels_last(n, ctx, shape, dt)
     desc, raw = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), out_strides)
     if out_strides is not None:
@@ -241,11 +290,9 @@ def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     else:
         op = _described(n, lambda: ctx.device.create_operator(desc))
     # The weights are constants: OWNED_BY_DML, bound once, here.
-    owned = (FILTER, INPUT_ZP, FILTER_ZP)
-    op.initialize([a if i in owned else None for i, a in enumerate(raw)])
-    bindings = tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))
     out = op.output_descs[0]
-    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op, bindings[1:])
+    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
+                   _constant_bindings(op, raw, ctx))
 
 
 def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:

@@ -5,7 +5,7 @@
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;
 // - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
-//   in uvec4, as coopMatLoad counts them; a B from A's array with COOPMAT_LOAD_B_FROM_A), C stored row-major to any int array, or row- or
+//   in uvec4, as coopMatLoad counts them), C stored row-major to any int array, or row- or
 //   column-major to a uvec4 array (coopMatStoreWords, coopMatStoreWordsColumns);
 // - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
 //   are workgroup barriers (the kernel reaches them in uniform control flow).
@@ -22,22 +22,20 @@
 #define EMU_UNROLL [[unroll]]
 #endif
 
-// in_a: a B matrix loaded from COOPMAT_EMU_A's array (COOPMAT_LOAD_B_FROM_A)
-struct EmuAB { uint off; uint stride; int fill; bool filled; bool in_a; };
+struct EmuAB { uint off; uint stride; int fill; bool filled; };
 struct EmuC { int v[8]; };
 
 #define MAT_A EmuAB
 #define MAT_B EmuAB
 #define MAT_C EmuC
 #define MAT_C_ZERO EmuC(int[8](0, 0, 0, 0, 0, 0, 0, 0))
-#define MAT_A_ONES EmuAB(0u, 0u, 1, true, false)
+#define MAT_A_ONES EmuAB(0u, 0u, 1, true)
 #define SUBGROUP_ID (gl_LocalInvocationID.x / 32u)
 #define SUBGROUP_LANE (gl_LocalInvocationID.x % 32u)
 #define SUBGROUP_BARRIER() barrier()
 #define SUBGROUP_MEMORY_BARRIER_SHARED() memoryBarrierShared()
 
-#define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false, false)
-#define COOPMAT_LOAD_B_FROM_A(m, arr, off, stride) m = EmuAB(uint(off), uint(stride), 0, false, true)
+#define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false)
 #define coopMatStore(m, arr, off, stride, layout) {                                            \
         uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e)                                   \
@@ -74,8 +72,7 @@ EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
         uint col = col0 + e;
         EMU_UNROLL for (uint k = 0u; k < 32u; ++k) {
             int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
-            uint bi = b.off + col * b.stride + k / 16u;
-            s += av * emu_int8(b.in_a ? COOPMAT_EMU_A[bi] : COOPMAT_EMU_B[bi], k % 16u);
+            s += av * emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
         }
         c.v[e] = s;
     }

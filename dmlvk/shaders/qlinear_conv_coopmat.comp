@@ -41,6 +41,11 @@
 // filter rows' columns of that tap. A 3x3 layer's input is read about 1.3 times instead of 9 times,
 // and there is no K loop through global memory.
 //
+// With PAIR as well (conv.coopmat.halo.pair) the window is not loaded: binding 0 is the input of
+// the layer before (one input channel, stride and dilation 1), which each workgroup computes over the
+// window's positions itself and requantizes into it (see the PAIR section of main), so that the
+// layer's output never reaches device memory.
+//
 // With WINDOW_TAPS (narrow groups as with NARROW, stride and dilation 1, WM 1 or 2) a workgroup
 // computes the same 8 x 32 output tiles as HALO, for all BM channels: it loads the tile's input window
 // (8 + KH - 1 rows of 32 + KW - 1 positions, Cg bytes a position, any input strides, the padding
@@ -72,6 +77,9 @@ layout(local_size_x_id = 0) in;   // 256
 #endif
 #include "qconv_common.glsl"
 #include "qconv_packed.glsl"
+#ifdef PAIR
+#include "qconv_dot.glsl"
+#endif
 layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
 layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
@@ -95,19 +103,15 @@ const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte row
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
-// dilation 1, M1 = Cg output channels, this layer's input. Its input window: PH rows of PW bytes.
+// dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
 layout(constant_id = 13) const uint KH1 = 5;
 layout(constant_id = 14) const uint KW1 = 5;
 layout(constant_id = 15) const uint X1_SIGNED = 0;
 layout(constant_id = 16) const uint W1_SIGNED = 1;
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
-const uint P_STAGE = 80;                      // uvec4 of a subgroup's stage: 16 columns of 20 ints
-const uint A1_LEN = M1 * 3;                   // uvec4 of its filter rows (32 taps, 16 bytes of padding)
-// As holds, before this layer's filter rows, the first layer's filter rows and each subgroup's stage
-const uint AS_LEN = BM * AQ > A1_LEN + 8 * P_STAGE ? BM * AQ : A1_LEN + 8 * P_STAGE;
-shared uvec4 As[AS_LEN];
+// As holds the first layer's filter rows (two vectors a channel) before this layer's
+shared uvec4 As[BM * AQ > 2 * M1 ? BM * AQ : 2 * M1];
 shared uint Pw[(PH * PW + 3) / 4];            // the first layer's input window, shifted to int8
-shared int Psum[256];                         // its taps' sums, two lanes a window position
 shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, biases (corrected), cw
 #else
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
@@ -174,7 +178,6 @@ shared int stage[8 * 256];
 #define MAT_C coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define MAT_C_ZERO MAT_C(0)
 #define MAT_A_ONES MAT_A(int8_t(1))
-#define COOPMAT_LOAD_B_FROM_A(m, arr, off, stride) coopMatLoad(m, arr, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define SUBGROUP_ID gl_SubgroupID
 #define SUBGROUP_LANE gl_SubgroupInvocationID
 #define SUBGROUP_BARRIER() subgroupBarrier()
@@ -366,17 +369,17 @@ void main() {
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
         // take neighbouring vectors of a position, then neighbouring positions
 #ifdef PAIR
-        // The window computed by the layer before (binding 0 is its input): its input window into
-        // Pw, its filter rows into As; then each subgroup takes 16 window positions at a time,
-        // gathers their KH1 x KW1 taps (zeros past them) into its stage as a B fragment, multiplies
-        // it by the M1 / 16 A fragments, and requantizes the products (column-major through the
-        // stage, as the channels-last epilogue below does) into the positions' Xs vectors, the
-        // padding byte where a position lies outside this layer's input. Its numbers follow this
-        // layer's in params (the host's, ConvolutionPairOperator): from g1 = 3 + 3M, xZP, yZP, its
-        // window-sum flag, input height, width, strides (image, row, column, in bytes), padding (top,
-        // left); then Ch1's M1 multipliers, biases (with the correction of its input's and filter's
-        // shifts: qconv_pack_filter.comp's algebra) and cw; then its filter rows, 8 words each (the
-        // taps shifted to int8 as Wp's).
+        // The window computed by the layer before (binding 0 is its input), with packed 4 x 8-bit dot
+        // products: its input window into Pw (shifted to int8, the padding byte outside its input), its
+        // filter rows into As (8 words a channel, four taps a word, zeros past its KH1 x KW1 taps), its
+        // channels' numbers into Ch1; then each invocation takes one window position and half of the
+        // M1 channels at a time (neighbouring invocations: neighbouring positions, the same channels),
+        // gathers the position's taps four a word, and stores each 16 channels' requantized bytes as
+        // one Xs vector (the padding byte where the position lies outside this layer's input). Its
+        // numbers follow this layer's in params (ConvolutionPairOperator): from g1 = 3 + 3M, xZP, yZP,
+        // its window-sum flag, input height, width, strides (image, row, column, in bytes), padding
+        // (top, left); then Ch1's M1 multipliers, biases (with the correction of its input's and
+        // filter's shifts: qconv_pack_filter.comp's algebra) and cw; then the filter rows.
         {
             uint g1 = 3u + 3u * p.out_sizes.y;
             bool ws1 = params[g1 + 2] != 0u;
@@ -384,7 +387,7 @@ void main() {
             uint sw1 = params[g1 + 7];
             int ph0 = h_ih0 - int(params[g1 + 8]), pw0 = h_iw0 - int(params[g1 + 9]);
             for (uint e = t; e < M1 * 8; e += gl_WorkGroupSize.x)
-                As[(e / 8) * 3 + (e % 8) / 4][e % 4] = params[g1 + 10 + 3 * M1 + e];
+                As[e / 4][e % 4] = params[g1 + 10 + 3 * M1 + e];
             for (uint e = t; e < 3 * M1 / 4; e += gl_WorkGroupSize.x)
                 Ch1[e] = uvec4(params[g1 + 10 + 4 * e], params[g1 + 11 + 4 * e], params[g1 + 12 + 4 * e],
                                params[g1 + 13 + 4 * e]);
@@ -405,72 +408,49 @@ void main() {
                 Pw[e] = word;
             }
             barrier();
-            MAT_A a1[M1 / 16];
-            [[unroll]] for (uint i = 0; i < M1 / 16; ++i)
-                coopMatLoad(a1[i], As, i * 16 * 3, 3, gl_CooperativeMatrixLayoutRowMajor);
             Requant rq1 = requant_signed(int(params[g1 + 1]), X_SIGNED);   // its output: this layer's input
-            uint lane = SUBGROUP_LANE, sb = A1_LEN + warp * P_STAGE;
-            uint pix = lane % 16, h8 = (lane / 16) * 8;
-            const uint WIN = HH * HWD;
-            // (every subgroup goes through every pass: the emulation's barriers are the workgroup's)
-            for (uint f0 = 0; f0 < WIN; f0 += 8 * 16) {
-                uint f = f0 + warp * 16;              // the subgroup's first window position
-                {
-                    // lane (position i, half h): taps 16h .. 16h + 15 of position f + i
-                    uint i = lane / 2, h = lane % 2;
-                    uint pos = min(f + i, WIN - 1);
-                    uint r0 = pos / HWD, c0 = pos % HWD;
-                    uvec4 v = uvec4(0);
-                    int sum = 0;
-                    [[unroll]] for (uint kk = 0; kk < 16; ++kk) {
-                        uint k = h * 16 + kk;
+            const uint WIN = HH * HWD, KQ1 = (KH1 * KW1 + 3) / 4;
+            for (uint u = t; u < (WIN + 31) / 32 * 64; u += gl_WorkGroupSize.x) {
+                uint half2 = (u >> 5) & 1u, q = (u >> 6) * 32 + (u & 31u);
+                if (q >= WIN) continue;
+                uint r0 = q / HWD, c0 = q % HWD;
+                uint xw[KQ1];
+                int psum = 0;
+                [[unroll]] for (uint j = 0; j < KQ1; ++j) {
+                    uint word = 0;
+                    [[unroll]] for (uint b = 0; b < 4; ++b) {
+                        uint k = 4 * j + b;
                         if (k < KH1 * KW1) {
                             uint at = (r0 + k / KW1) * PW + c0 + k % KW1;
-                            uint b = bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8);
-                            v[kk / 4] |= b << (8 * (kk % 4));
-                            sum += bitfieldExtract(int(b), 0, 8);
+                            word |= bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8) << (8 * b);
                         }
                     }
-                    As[sb + i * 3 + h] = v;
-                    Psum[warp * 32 + lane] = sum;
+                    xw[j] = word;
+                    psum += sdot(int(word), 0x01010101, 0);
                 }
-                SUBGROUP_MEMORY_BARRIER_SHARED();
-                SUBGROUP_BARRIER();
-                MAT_B b1;
-                COOPMAT_LOAD_B_FROM_A(b1, As, sb, 3);
-                MAT_C c1[M1 / 16];
-                [[unroll]] for (uint i = 0; i < M1 / 16; ++i) c1[i] = coopMatMulAdd(a1[i], b1, MAT_C_ZERO);
-                int psum = ws1 ? Psum[warp * 32 + 2 * pix] + Psum[warp * 32 + 2 * pix + 1] : 0;
-                SUBGROUP_BARRIER();                   // the fragment and the sums read: the stage is free
-                uint q = f + pix;                     // the lane's window position
-                int ih = h_ih0 + int(q / HWD), iw = h_iw0 + int(q % HWD);
+                int ih = h_ih0 + int(r0), iw = h_iw0 + int(c0);
                 bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
-                [[unroll]] for (uint i = 0; i < M1 / 16; ++i) {
-#ifdef COOPMAT_EMULATED
-                    coopMatStoreWordsColumns(c1[i], As, sb * 4, 20);
-#else
-                    coopMatStore(c1[i], As, sb, 5, gl_CooperativeMatrixLayoutColumnMajor);
-#endif
-                    SUBGROUP_MEMORY_BARRIER_SHARED();
-                    SUBGROUP_BARRIER();
-                    uvec4 s2[2] = { As[sb + pix * 5 + h8 / 4], As[sb + pix * 5 + h8 / 4 + 1] };
-                    SUBGROUP_BARRIER();
-                    uint c8 = (i * 16 + h8) / 4;          // the lane's channels' vector in Ch1's blocks
-                    uvec4 mu[2] = { Ch1[c8], Ch1[c8 + 1] };
-                    uvec4 bi[2] = { Ch1[M1 / 4 + c8], Ch1[M1 / 4 + c8 + 1] };
-                    uvec4 cw[2] = { uvec4(0), uvec4(0) };
-                    if (ws1) { cw[0] = Ch1[M1 / 2 + c8]; cw[1] = Ch1[M1 / 2 + c8 + 1]; }
-                    uint w2[2] = { 0u, 0u };
-                    [[unroll]] for (uint e = 0; e < 8; ++e) {
-                        int a = int(s2[e / 4][e % 4]) + int(bi[e / 4][e % 4]) + int(cw[e / 4][e % 4]) * psum;
-                        w2[e / 4] += requantized_bits(a, uintBitsToFloat(mu[e / 4][e % 4]), rq1) << (8 * (e % 4));
+                [[unroll]] for (uint v = 0; v < M1 / 32; ++v) {
+                    uint m0 = half2 * (M1 / 2) + v * 16;  // the vector's first channel
+                    uvec4 out16;
+                    [[unroll]] for (uint w4 = 0; w4 < 4; ++w4) {
+                        uint c4 = m0 / 4 + w4;
+                        uvec4 mu = Ch1[c4], bi = Ch1[M1 / 4 + c4], cw = ws1 ? Ch1[M1 / 2 + c4] : uvec4(0);
+                        uint word = 0;
+                        [[unroll]] for (uint b = 0; b < 4; ++b) {
+                            uint m = 4 * c4 + b;
+                            int a = int(bi[b]) + int(cw[b]) * psum;
+                            [[unroll]] for (uint j = 0; j < KQ1; ++j) a += sdot(int(xw[j]), int(As[2 * m + j / 4][j % 4]), 0);
+                            word += requantized_bits(a, uintBitsToFloat(mu[b]), rq1) << (8 * b);
+                        }
+                        out16[w4] = inside ? requantized_word(word, rq1) ^ flip4 : pad4.x;
                     }
-                    if (q < WIN)
-                        [[unroll]] for (uint hh = 0; hh < 2; ++hh)
-                            Xs[q * PS + i][h8 / 4 + hh] = inside ? requantized_word(w2[hh], rq1) ^ flip4 : pad4.x;
+                    Xs[q * PS + m0 / 16] = out16;
                 }
             }
-            barrier();                                // As's stage use and Xs's writes done
+            barrier();                                // the filter rows read, the window written
+            [[unroll]] for (uint i = 0; i < FM; ++i)  // (zeroed here: no accumulator live through the above)
+                [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
         }
 #else
         uint base = h_n * p.in_strides.x + g * p.cg;

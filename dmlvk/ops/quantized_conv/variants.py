@@ -52,10 +52,10 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         window, rows = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1)
         if ("PAIR", 1) not in defines:
             return 16 * (window * (cq + 1) + rows)
-        # the layer before's filter rows and 8 stages of 80 vectors in the rows' memory, its input
-        # window's bytes, its taps' sums and its channels' numbers
+        # the layer before's filter rows in the rows' memory, its input window's bytes and its
+        # channels' numbers
         first = (8 + kh + constants["KH1"] - 2) * (32 + kw + constants["KW1"] - 2)
-        return 16 * (window * (cq + 1) + max(rows, 48 * cq + 640)) + 4 * (-(-first // 4)) + 1024 + 192 * cq
+        return 16 * (window * (cq + 1) + max(rows, 32 * cq)) + 4 * (-(-first // 4)) + 192 * cq
     if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
     stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
@@ -146,12 +146,22 @@ _VARIANTS = [
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED", "W1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
-            "at most 32 taps, stride and dilation 1): that layer's products on the same matrices (its taps "
-            "gathered 16 positions at a time) requantized into the window, so its output never reaches device "
-            "memory; the ONNX runner's QLinearConv -> QLinearConv as one kernel (pair_plan, "
-            "ConvolutionPairOperator)",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=_PAIR_BUILDS, needs=(_COOPMAT_SHARED,),
-            extends="conv.coopmat.halo"),
+            "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
+            "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
+            "QLinearConv as one kernel (pair_plan, ConvolutionPairOperator)",
+            requires=("cooperativeMatrix", "shaderInt8", "shaderIntegerDotProduct"), builds=_PAIR_BUILDS,
+            needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=1 << 20),
+            wins=Rule("the first layer's output at most PAIR_MAX_POSITIONS positions (N x OH x OW)",
+                      lambda d, positions, most: positions <= most),
+            measured="the ESPCN 5x5 1->64 and 3x3 64->32 layers, in the frame (tools/model_probe.py's model, a "
+                     "same-run probe): 139.8 us at 540x960 against conv.dot's 65.0 + conv.coopmat.halo's 78.1 (the "
+                     "frame 180.0 against 186.1), but 551.7 at 1080x1920 against 198.1 + 299.8, where conv.dot "
+                     "fills the GPU (at 540x960 its 2,025 workgroups are about one wave) and the pair's first layer "
+                     "costs what conv.dot's does, about 1.33 times over (each 8 x 32 tile computes 10 x 34 of its "
+                     "positions). Its first version multiplied the first layer on the cooperative matrices and "
+                     "requantized through a stage in shared memory: 163.3-178.2 us at 540x960, each fragment's "
+                     "round trip through the stage waiting on the one before",
+            measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
             "dilation 1, at most 64 output channels a group: a workgroup computes 8 output rows by 32 columns for "
@@ -614,9 +624,13 @@ def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
     (_halo_plan under the selection: its input channels-last), its kernel computing its input from
     the first convolution's input, where the first has one input channel (group 1), at most 32 taps,
     stride and dilation 1, an 8-bit output whose grid and type are the second's input's, and the
-    second one group reading its 16 x k channels; None elsewhere, or where the selection leaves the
-    variant out. The first's output strides do not matter: it is never stored."""
+    second one group reading its 16 x k channels; where it wins (PAIR_MAX_POSITIONS). None elsewhere,
+    or where the selection leaves the variant out (tuning {"conv.coopmat.halo.pair": False}; being an
+    extension, it is never forced). The first's output strides do not matter: it is never stored."""
     if "conv.coopmat.halo.pair" in sel.off or first.int32_output or second.int32_output:
+        return None
+    n, _, oh, ow = as_4d(first.output_grid(), 1)
+    if not TABLE["conv.coopmat.halo.pair"].wins.test(first, n * oh * ow, sel["PAIR_MAX_POSITIONS"]):
         return None
     g1 = first.conv_params()
     m1, cg1, kh1, kw1 = g1["filter"]
