@@ -177,3 +177,15 @@ def test_runner_fuses_the_first_two_layers(pair_device, widths):
         assert np.array_equal(got, want), tuning
         _, dispatches, _ = session.device_work({"x": x})
         assert [k.variant for k, _ in dispatches if k.variant.startswith("conv.")] == variants
+
+
+def test_benchmark_counts_both_layers_operations(pair_device, rng):
+    """The model benchmark's operations of the pair's dispatch (bench_layers.dispatch_ops): 2 per
+    multiply-add of both layers, each layer's once (not the first layer's window positions computed
+    twice by neighbouring tiles)."""
+    from dmlvk_lab.bench_layers import dispatch_ops
+    first, second, _, _, _ = _case(rng, TYPES[0], 2, 12, 40, (5, 5), (2, 2, 2, 2), 32, 16, (1, 1, 1, 1), False, "nhwc")
+    pair = first.compile_pair(pair_device, second)
+    alone = pair_device.create_operator(second).kernels[-1]
+    assert dispatch_ops(alone) == 2 * 2 * 16 * 12 * 40 * 32 * 9
+    assert dispatch_ops(pair.kernels[-1]) == dispatch_ops(alone) + 2 * 2 * 32 * 12 * 40 * 25
