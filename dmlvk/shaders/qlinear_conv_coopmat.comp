@@ -106,8 +106,7 @@ shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: th
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
 layout(constant_id = 13) const uint KH1 = 5;
 layout(constant_id = 14) const uint KW1 = 5;
-layout(constant_id = 15) const uint X1_SIGNED = 0;
-layout(constant_id = 16) const uint W1_SIGNED = 1;
+layout(constant_id = 15) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
 // As holds the first layer's filter rows (two vectors a channel) before this layer's
 shared uvec4 As[BM * AQ > 2 * M1 ? BM * AQ : 2 * M1];

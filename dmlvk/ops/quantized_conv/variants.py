@@ -144,7 +144,7 @@ _VARIANTS = [
                      "246 registers an invocation against 106 (a same-run probe, tools/shader_ablation.py)",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED", "W1_SIGNED"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
@@ -646,8 +646,7 @@ def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
     if halo is None:
         return None
     (pack, main), scratch = halo
-    signed = lambda t: int(t.data_type == DataType.INT8)
-    pair = dataclasses.replace(main, spec=main.spec + (kh1, kw1, signed(t1[INPUT]), signed(t1[FILTER])),
+    pair = dataclasses.replace(main, spec=main.spec + (kh1, kw1, int(t1[INPUT].data_type == DataType.INT8)),
                                defines=main.defines + (("PAIR", 1),), variant="conv.coopmat.halo.pair")
     return ([pack, pair], scratch) if sel.usable(pair) else None
 
