@@ -18,7 +18,7 @@ from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
 from ..ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE, plan as conv_plan
-from ..ops.quantized_conv.layout import FILTER, FILTER_ZP, INPUT_ZP
+from ..ops.quantized_conv.layout import FILTER_CONSTANTS
 from ..ops.quantized_conv.pair import SECOND
 from ..runtime.device import Device
 from ..tensor import TensorDesc
@@ -235,10 +235,7 @@ def _only_user(n: Node, ctx: Context) -> Optional[Node]:
     return users[0] if len(users) == 1 and n.outputs[0] not in ctx.graph.output_names else None
 
 
-_OWNED = (FILTER, INPUT_ZP, FILTER_ZP)      # a convolution's constants OWNED_BY_DML: bound once
-
-
-def _constant_bindings(op, raw: list, ctx: Context, owned=_OWNED) -> tuple:
+def _constant_bindings(op, raw: list, ctx: Context, owned=FILTER_CONSTANTS) -> tuple:
     """Initializes op with its owned constants (raw[i] for the slots i in owned) and uploads the rest
     once: the Buffers it binds past its input (None where absent)."""
     op.initialize([a if i in owned else None for i, a in enumerate(raw)])
@@ -257,9 +254,9 @@ def _lower_pair(n: Node, ctx: Context, shape: tuple, dt) -> Optional[Lowered]:
         first, raw1 = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))
         sizes = tuple(first.output_tensor.sizes)
         mid_dt = np.dtype(first.output_tensor.data_type.numpy_dtype)
-        ctx.layouts[n.outputs[0]] = _channels_last(sizes)
+        mid = ctx.layouts[n.outputs[0]] = _channels_last(sizes)      # as the second's planning reads it
         out_strides = _plan_channels_last(user, ctx, sizes, mid_dt)
-        second, raw2 = _qlinearconv_desc(user, ctx, sizes, mid_dt, _channels_last(sizes), out_strides)
+        second, raw2 = _qlinearconv_desc(user, ctx, sizes, mid_dt, mid, out_strides)
         op = first.compile_pair(ctx.device, second)
     except (ValueError, UnsupportedModelError, KeyError):
         op = None
@@ -271,7 +268,7 @@ def _lower_pair(n: Node, ctx: Context, shape: tuple, dt) -> Optional[Lowered]:
     ctx.folded.add(user.outputs[0])
     out = op.output_descs[0]
     return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
-                   _constant_bindings(op, raw1 + raw2[1:], ctx, _OWNED + tuple(SECOND + i for i in _OWNED)))
+                   _constant_bindings(op, raw1 + raw2[1:], ctx, FILTER_CONSTANTS + tuple(SECOND + i for i in FILTER_CONSTANTS)))
 
 
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:

@@ -16,7 +16,7 @@ from ...runtime.device import Device
 from ...tensor import TensorDesc
 from ..base import array_binding, cached_operator, check_out, device_for, into_out
 from .desc import QuantizedLinearConvolutionDesc
-from .layout import FILTER, FILTER_ZP, INPUT_ZP
+from .layout import FILTER_CONSTANTS
 from .operator import QuantizedLinearConvolutionOperator
 
 
@@ -144,7 +144,7 @@ def constant_filter(op: QuantizedLinearConvolutionOperator, inputs: list) -> tup
                                input_zero_point_tensor=owned(d.input_zero_point_tensor),
                                filter_zero_point_tensor=owned(d.filter_zero_point_tensor))
     new = op.device.create_operator(desc)
-    slots = [s for s in (FILTER, INPUT_ZP, FILTER_ZP) if new.input_descs[s] is not None]
+    slots = [s for s in FILTER_CONSTANTS if new.input_descs[s] is not None]
     new.initialize([b if i in slots else None for i, b in enumerate(inputs)])
     return new, [None if i in slots else b for i, b in enumerate(inputs)]
 

@@ -13,6 +13,8 @@ CPU_FILTER = 11   # the CPU path's scratch: the filter packed by qconv_pack_filt
 XP, WP, PART = 11, 12, 13     # the cooperative-matrix path's scratch: the repacked input and filter,
                               # and split-K partials
 WP_SCRATCH = WP - XP          # the repacked filter's place among the scratch Buffers
+# The inputs the filter's packing reads: OWNED_BY_DML where they are a model's constants, bound once
+FILTER_CONSTANTS = (FILTER, INPUT_ZP, FILTER_ZP)
 NAMES = ("Input", "InputScale", "InputZeroPoint", "Filter", "FilterScale", "FilterZeroPoint",
          "Bias", "OutputScale", "OutputZeroPoint", "Output")
 

@@ -14,7 +14,7 @@ from ...runtime.kernel import VariantChoice
 from ...tensor import TensorDesc
 from ..base import CompiledOperator
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,
-                     OUTPUT_ZP, WP_SCRATCH)
+                     OUTPUT_ZP, FILTER_CONSTANTS, WP_SCRATCH)
 from .variants import TABLE, float_output, plan
 
 
@@ -57,7 +57,7 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         t = desc.tensors()
         self._filter_packing = None
         packing = next((k for k in kernels if k.variant == "conv.coopmat.pack_filter"), None)
-        if packing is not None and t[FILTER] is not None and all(owned(t[s]) for s in (FILTER, INPUT_ZP, FILTER_ZP)):
+        if packing is not None and t[FILTER] is not None and all(owned(t[s]) for s in FILTER_CONSTANTS):
             w = WP_SCRATCH         # its scratch Buffer, made at initialize instead
             self._filter_packing, self._packed_filter_bytes = packing, scratch[w]
             kernels = [k for k in kernels if k is not packing]

@@ -19,14 +19,13 @@ from ...enums import DataType, TensorFlags
 from ...runtime.device import Device
 from ...runtime.kernel import VariantChoice
 from ..base import CompiledOperator
-from .layout import FILTER, FILTER_ZP, INPUT, INPUT_ZP, OP, OUTPUT, PARAMS, WP, XP, as_4d
+from .layout import FILTER, FILTER_CONSTANTS, INPUT, OP, OUTPUT, PARAMS, WP, XP, as_4d
 from .operator import QuantizedLinearConvolutionOperator
 from .variants import TABLE, pair_plan
 
 FIRST = OUTPUT                      # the first convolution's inputs: slots 0-8
 SECOND = FIRST - 1                  # the second's input slot s (1-8) is the pair's slot SECOND + s
 PAIR_OUTPUT = FIRST + OUTPUT - 1    # 17
-_OWNED = (FILTER, INPUT_ZP, FILTER_ZP)
 
 
 def _wrapped(v: np.ndarray) -> np.ndarray:
@@ -44,17 +43,19 @@ class ConvolutionPairOperator(CompiledOperator):
         descs = list(first.tensors()[:OUTPUT]) + list(second.tensors()[INPUT + 1:OUTPUT])
         self._slot_of = {INPUT: INPUT, OUTPUT: PAIR_OUTPUT, PARAMS: PAIR_OUTPUT + 1,
                          XP: PAIR_OUTPUT + 2, WP: PAIR_OUTPUT + 3}
+        # scratch: the packed input's placeholder; the packed filter is the second's own (_scratch)
         super().__init__(device, (first, second), descs, [second.output_tensor], self._fused(),
-                         self.second._scratch_bytes, name=f"{OP} pair")
+                         self.second._scratch_bytes[:1], name=f"{OP} pair")
         self._param_slots = tuple(range(1, FIRST)) + tuple(SECOND + s for s in self.second._param_slots)
-        self.m1, self.taps = first.conv_params()["filter"][0], int(np.prod(first.conv_params()["filter"][2:]))
+        m1, _, kh1, kw1 = first.conv_params()["filter"]
+        self.m1, self.taps = m1, kh1 * kw1
 
     @classmethod
     def of(cls, device: Device, first, second, choice: Optional[VariantChoice] = None) -> Optional["ConvolutionPairOperator"]:
         """The pair under the choice, or None where pair_plan cannot run it or a filter or the zero
         points its packing reads are not OWNED_BY_DML (bound once, at initialization)."""
         owned = lambda t: t is None or bool(t.flags & TensorFlags.OWNED_BY_DML)
-        if not all(owned(d.tensors()[s]) for d in (first, second) for s in _OWNED):
+        if not all(owned(d.tensors()[s]) for d in (first, second) for s in FILTER_CONSTANTS):
             return None
         planned = pair_plan(first, second, TABLE.chosen_by(device.capabilities, choice))
         return None if planned is None else cls(device, first, second, *planned)
@@ -71,7 +72,7 @@ class ConvolutionPairOperator(CompiledOperator):
         self._kernels = self._fused()        # the second's window sums compiled out where its zero points allow
 
     def _scratch(self, state) -> list:
-        return super()._scratch(state)[:1] + [self.second._packed_filter]
+        return super()._scratch(state) + [self.second._packed_filter]
 
     def _parameters(self, srcs: dict) -> np.ndarray:
         """The second's parameter block, then the first's numbers (qlinear_conv_coopmat.comp, PAIR):
