@@ -189,3 +189,34 @@ def test_benchmark_counts_both_layers_operations(pair_device, rng):
     alone = pair_device.create_operator(second).kernels[-1]
     assert dispatch_ops(alone) == 2 * 2 * 16 * 12 * 40 * 32 * 9
     assert dispatch_ops(pair.kernels[-1]) == dispatch_ops(alone) + 2 * 2 * 32 * 12 * 40 * 25
+
+
+def test_runner_pair_at_its_boundaries(pair_device):
+    """The runner's pair on both sides of its conditions, against onnxruntime: fused where the first
+    layer's output has PAIR_MAX_POSITIONS positions, two layers where it has one more; two layers where
+    the first layer's output is a graph output too (another reader), both outputs equal."""
+    import onnx
+    import onnxruntime as ort
+    model = models.quantize(models.espcn(2, 32, 32), models.calibration_frames())
+    x = np.concatenate(models.calibration_frames(2, 13, 40, seed=6))
+    positions = 2 * 13 * 40
+    run = lambda m: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    want = run(model)
+    convs = lambda s: [k.variant for k, _ in s.device_work({"x": x})[1] if k.variant.startswith("conv.")]
+    for most, fused in ((positions, True), (positions - 1, False)):
+        with pair_device.variants(tuning={"PAIR_MAX_POSITIONS": most, "DOT_ON_CPU": True}):
+            session = InferenceSession(model, device=pair_device)
+            got = session.run(None, {"x": x})
+        assert np.array_equal(got[0], want[0]), most
+        assert ("conv.coopmat.halo.pair" in convs(session)) == fused, (most, convs(session))
+    # the first layer's output read by the graph's caller too
+    first_out = next(n for n in model.graph.node if n.op_type == "QLinearConv").output[0]
+    both = onnx.ModelProto()
+    both.CopyFrom(model)
+    both.graph.output.append(onnx.helper.make_tensor_value_info(first_out, onnx.TensorProto.UINT8, None))
+    want = run(both)
+    with pair_device.variants(tuning={"DOT_ON_CPU": True}):
+        session = InferenceSession(both, device=pair_device)
+        got = session.run(None, {"x": x})
+    assert len(got) == 2 and all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert "conv.coopmat.halo.pair" not in convs(session)
