@@ -969,11 +969,12 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
     assert np.array_equal(got, want)
 
 
-def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind):
+def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind,
+                      constant="PACKED_OUT", tuning=None):
     """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
     the variant `force`, its input of x_shape (N, C, H, W) channels-last or NCHW, its output packed
-    NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows: (the output's PACKED_OUT,
-    whether it equals the reference's)."""
+    NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows, under these tuning numbers: (the
+    kernel's specialization constant `constant`, whether the output equals the reference's)."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     n, c, h, w = x_shape
@@ -996,7 +997,7 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
         scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
         TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
         scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
-    op = device.create_operator(desc, force=force)
+    op = device.create_operator(desc, force=force, tuning=tuning)
     assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", force], op.kernels
     f32 = lambda v: np.array([v], np.float32)
     words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
@@ -1006,7 +1007,7 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
     op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias,
                        f32(0.5), words(yzp, y_dt)], outputs=[out])
     got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
-    return C(op.kernels[-1])["PACKED_OUT"], np.array_equal(got, want)
+    return C(op.kernels[-1])[constant], np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
@@ -1029,6 +1030,28 @@ def test_halo_tiles_exact(fast_device, rng, types):
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
                                 pads, True, out_kind)
         assert got == (packed, True), (kh, kw, h, w, g, mg, out_kind, pads)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_halo_several_tiles_exact(fast_device, rng, types):
+    """conv.coopmat.halo with each workgroup computing several tiles one after the other (TILES: the
+    output's tiles over HALO_WORKGROUPS, which the test lowers; its filter rows loaded once, each next
+    tile's window loaded while the tile before multiplies): tiles that do not divide among the
+    workgroups (the last workgroups' last tiles past the output), tiles cut by the image's last rows
+    and columns, the next tile in the other image, padding, window sums, every output kind; and one
+    workgroup a tile where two groups or two filter tiles would need other filter rows. Against the
+    reference."""
+    # (kh, kw), h, w, groups, mg, output kind, padding, HALO_WORKGROUPS, TILES
+    cases = [((1, 1), 17, 70, 1, 32, "nhwc", (0, 0, 0, 0), 4, 5), ((1, 2), 25, 70, 1, 20, "packed", (1, 1, 0, 0), 5, 5),
+             ((1, 1), 12, 64, 1, 16, "nhwc_words", (0, 0, 0, 0), 3, 3), ((1, 2), 8, 33, 1, 9, "gapped", (1, 0, 1, 1), 3, 3),
+             ((1, 1), 9, 36, 2, 32, "nhwc", (0, 0, 0, 0), 2, 1), ((1, 1), 9, 36, 1, 40, "packed", (0, 0, 0, 0), 2, 1)]
+    if fast_device.capabilities.fits_shared(48 * 1024):                  # a 3x3 layer's window (GPUs)
+        cases += [((3, 3), 19, 100, 1, 32, "nhwc", (1, 1, 1, 1), 5, 5), ((3, 3), 11, 40, 1, 24, "packed", (1, 1, 1, 1), 3, 3)]
+    for (kh, kw), h, w, g, mg, out_kind, pads, workgroups, tiles in cases:
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
+                                pads, True, out_kind, constant="TILES", tuning=dict(HALO_WORKGROUPS=workgroups))
+        assert got == (tiles, True), (kh, kw, h, w, g, mg, out_kind, pads, workgroups)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
@@ -1263,6 +1286,33 @@ def test_dot_kernel_is_exact(dot_device, rng, types):
             assert C(op.kernels[0])["OPT"] == TABLE.tuning["DOT_OUTPUTS" if few == 0 else "DOT_FEW_OUTPUTS"]
             got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
             assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_kernel_last_column_words(dot_device, rng, types):
+    """conv.dot with filters KW % 4 == 1 wide, whose last column's taps it multiplies four rows a word:
+    1 to 9 rows (a column word partly filled, exactly filled, two of them), 1, 5 and 9 columns, several
+    input channels (the column words start again for each), strides 1 and 2, padding, vertical
+    dilation, distinct filter zero points (the window sums) and none; against the reference."""
+    x_dt, w_dt, y_dt = types
+    # kh, kw, cg, groups, (sh, sw), dh, h, w, start padding, end padding, zero points
+    cases = [(5, 5, 1, 1, (1, 1), 1, 9, 24, (2, 2), (2, 2), "distinct"), (4, 1, 3, 1, (1, 1), 1, 7, 16, (0, 0), (0, 0), "none"),
+             (8, 5, 2, 2, (2, 2), 1, 13, 24, (3, 1), (1, 2), "distinct"), (3, 9, 1, 1, (1, 1), 2, 9, 40, (1, 4), (1, 4), "distinct"),
+             (9, 1, 8, 1, (1, 1), 1, 12, 8, (4, 0), (4, 0), "none"), (1, 5, 2, 1, (1, 1), 1, 4, 20, (0, 2), (0, 2), "distinct")]
+    for kh, kw, cg, g, (sh, sw), dh, h, w, p0, p1, zp_kind in cases:
+        m = 4 * g
+        x, wt = random_ints(rng, x_dt, (2, cg * g, h, w)), random_ints(rng, w_dt, (m, cg, kh, kw))
+        wzp = random_ints(rng, w_dt, (m,)) if zp_kind == "distinct" else np.zeros(m, w_dt)
+        args = (x, np.float32(0.02), random_ints(rng, x_dt, ()), wt, rng.uniform(0.001, 0.05, m).astype(np.float32), wzp,
+                rng.integers(-5000, 5000, m).astype(np.int32), np.float32(0.7), random_ints(rng, y_dt, ()))
+        kwargs = dict(strides=(sh, sw), dilations=(dh, 1), start_padding=p0, end_padding=p1, group_count=g)
+        with dot_device.variants(force="conv.dot"):
+            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=dot_device)[0]
+            assert [k.variant for k in op.kernels] == ["conv.dot"], op.kernels
+            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=dot_device)
+        want = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
+        assert got.shape[3] % 4 == 0 and np.array_equal(got, want), (kh, kw, cg, sw)
 
 
 @pytest.mark.parametrize("y_dt", [np.uint8, np.int8])

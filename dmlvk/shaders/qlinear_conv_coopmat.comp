@@ -39,7 +39,10 @@
 // position) and the BM filter rows of Wp into shared memory once, then subgroup r multiplies row r of
 // the tile, each tap's B fragments being the window read KW - 1 positions on, each A fragment the
 // filter rows' columns of that tap. A 3x3 layer's input is read about 1.3 times instead of 9 times,
-// and there is no K loop through global memory.
+// and there is no K loop through global memory. With TILES > 1 (one group, one filter tile) a
+// workgroup computes TILES tiles one after the other (tiles wg, wg + n, ... of its n workgroups): its
+// filter rows loaded once, each next tile's window loaded into registers while the tile before
+// multiplies, stored into Xs once that tile's epilogue is done with it.
 //
 // With PAIR as well (conv.coopmat.halo.pair) the window is not loaded: binding 0 is the input of
 // the layer before (one input channel, stride and dilation 1), which each workgroup computes over the
@@ -93,6 +96,15 @@ layout(constant_id = 12) const uint WSUM = 1;
 const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
 const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;   // its input window
 #endif
+#if defined(HALO) && !defined(PAIR)
+// Tiles a workgroup computes one after the other (HALO without PAIR): its filter rows loaded once where
+// its tiles share them (one group, one filter tile), each later tile's window loaded into registers
+// while the tile before multiplies (HALO_PREFETCH), stored once its epilogue is done.
+layout(constant_id = 16) const uint TILES = 1;
+#define HALO_PREFETCH 1
+#else
+const uint TILES = 1;
+#endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
@@ -101,6 +113,11 @@ layout(constant_id = 10) const uint CQ = 4;   // 16-byte vectors of a position's
 const uint PS = CQ + 1;                       // uvec4 a window position (one of padding: odd strides
 const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
+#ifndef PAIR
+const uint PRE = (HH * HWD * CQ + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;   // vectors an invocation loads
+uvec4 pre[PRE];                               // HALO_PREFETCH: the next tile's, this invocation's
+bool prefetched = false;
+#endif
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
@@ -188,7 +205,37 @@ shared int stage[8 * 256];
 #define UNROLL_REAL [[unroll]]
 #endif
 
-void main() {
+#ifdef TILES_8X32
+// The 8 x 32 tile pt's image n, first output row oh0 and column ow0.
+void tile_origin(uint pt, out uint n, out uint oh0, out uint ow0) {
+    uint col_tiles = (p.out_sizes.w + HALO_COLS - 1) / HALO_COLS, rest = pt / col_tiles;
+    uint row_tiles = (p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS;
+    n = rest / row_tiles;
+    oh0 = (rest % row_tiles) * HALO_ROWS;
+    ow0 = (pt % col_tiles) * HALO_COLS;
+}
+// Output tiles, of 8 x 32 pixels and BM channels of a group.
+uint pixel_tiles() {
+    return p.out_sizes.x * ((p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS) * ((p.out_sizes.w + HALO_COLS - 1) / HALO_COLS);
+}
+#endif
+#if defined(HALO) && !defined(PAIR)
+// Vector e of the input window, shifted to int8 (the padding byte outside the input), of the tile whose
+// window starts at input row ih0 and column iw0 of image n, group g: position e / CQ, its channels'
+// vector e % CQ.
+uvec4 window_vector(uint e, uint n, uint g, int ih0, int iw0) {
+    uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
+    uint pos = e / CQ, qv = e % CQ;
+    int ih = ih0 + int(pos / HWD), iw = iw0 + int(pos % HWD);
+    bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
+    uint at = inside ? (n * p.in_strides.x + g * p.cg + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 + qv : 0u;
+    return inside ? xp[at] ^ flip4 : uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
+}
+#endif
+
+// Workgroup tile wg (pixel tile, channel tile, group, K slice), the k-th its workgroup computes; `next`
+// the one after (TILES > 1).
+void tile_main(uint wg, uint k, uint next) {
     uint t = gl_LocalInvocationID.x;
     uint ohw = p.out_sizes.z * p.out_sizes.w;
     uint P = p.out_sizes.x * ohw;
@@ -198,12 +245,10 @@ void main() {
     uint row_tiles = (p.out_sizes.w + BN - 1) / BN;   // a row's tiles; pixel tiles: every row's
     uint ptiles = p.out_sizes.x * p.out_sizes.z * row_tiles, mtiles = mp / BM;
 #elif defined(TILES_8X32)
-    uint col_tiles = (p.out_sizes.w + HALO_COLS - 1) / HALO_COLS;
-    uint ptiles = p.out_sizes.x * ((p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS) * col_tiles, mtiles = mp / BM;
+    uint ptiles = pixel_tiles(), mtiles = mp / BM;
 #else
     uint ptiles = (P + BN - 1) / BN, mtiles = mp / BM;
 #endif
-    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint pt = wg % ptiles; wg /= ptiles;
     uint mt = wg % mtiles; wg /= mtiles;
     uint g = wg % G;
@@ -350,24 +395,18 @@ void main() {
     // its input window's first row and column h_ih0, h_iw0 (stride and dilation 1)
     uint h_n, h_oh0, h_oh, h_ow0;
     int h_ih0, h_iw0;
-    {
-        uint tw_i = pt % col_tiles, rest = pt / col_tiles;
-        uint row_tiles_h = (p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS;
-        h_n = rest / row_tiles_h;
-        h_oh0 = (rest % row_tiles_h) * HALO_ROWS;
-        h_ow0 = tw_i * HALO_COLS;
-        h_oh = h_oh0 + warp;
-        h_ih0 = int(h_oh0) - int(p.start_pad.x);
-        h_iw0 = int(h_ow0) - int(p.start_pad.y);
-    }
+    tile_origin(pt, h_n, h_oh0, h_ow0);
+    h_oh = h_oh0 + warp;
+    h_ih0 = int(h_oh0) - int(p.start_pad.x);
+    h_iw0 = int(h_ow0) - int(p.start_pad.y);
 #endif
 #ifdef HALO
     {
-        uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
-        uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
         // take neighbouring vectors of a position, then neighbouring positions
 #ifdef PAIR
+        uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
+        uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
         // The window computed by the layer before (binding 0 is its input), with packed 4 x 8-bit dot
         // products: its input window into Pw (shifted to int8, the padding byte outside its input), its
         // filter rows into As (8 words a channel, four taps a word, zeros past its KH1 x KW1 taps), its
@@ -452,28 +491,40 @@ void main() {
                 [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
         }
 #else
-        uint base = h_n * p.in_strides.x + g * p.cg;
         // (loops unrolled: every load of an invocation in flight before its first store; 112.5 us
-        // rolled against 104.9 unrolled for the ESPCN 3x3 64->32 layer at 540x960 on the H200)
-        [[unroll]] for (uint e0 = 0; e0 < HH * HWD * CQ; e0 += gl_WorkGroupSize.x) {
-            uint e = e0 + t;
-            if (e >= HH * HWD * CQ) break;
-            uint pos = e / CQ, qv = e % CQ;
-            int ih = h_ih0 + int(pos / HWD), iw = h_iw0 + int(pos % HWD);
-            bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
-            uint at = inside ? (base + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 + qv : 0u;
-            Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;
+        // rolled against 104.9 unrolled for the ESPCN 3x3 64->32 layer at 540x960 on the H200). With
+        // HALO_PREFETCH a workgroup's later tiles find their window stored (main).
+        if (!prefetched)
+            [[unroll]] for (uint e0 = 0; e0 < HH * HWD * CQ; e0 += gl_WorkGroupSize.x) {
+                uint e = e0 + t;
+                if (e >= HH * HWD * CQ) break;
+                Xs[(e / CQ) * PS + e % CQ] = window_vector(e, h_n, g, h_ih0, h_iw0);
+            }
+#endif
+        // the filter rows: Wp's first KQ vectors of rows mt * BM .. (once a workgroup where its tiles
+        // share them)
+        uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
+        if (k == 0 || mtiles * G > 1)
+            [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
+                uint e = e0 + t;
+                if (e >= BM * KQ) break;
+                uint row = e / KQ, kq = e % KQ;
+                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];
+            }
+        barrier();
+#ifndef PAIR
+        // the next tile's window into registers, its loads in flight while this tile's taps multiply
+        prefetched = HALO_PREFETCH != 0 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
+        if (prefetched) {
+            uint npt = next % ptiles, ng = next / ptiles / mtiles, nn, noh0, now0;
+            tile_origin(npt, nn, noh0, now0);
+            [[unroll]] for (uint i = 0; i < PRE; ++i) {
+                uint e = i * gl_WorkGroupSize.x + t;
+                if (e < HH * HWD * CQ)
+                    pre[i] = window_vector(e, nn, ng, int(noh0) - int(p.start_pad.x), int(now0) - int(p.start_pad.y));
+            }
         }
 #endif
-        // the filter rows: Wp's first KQ vectors of rows mt * BM ..
-        uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
-        [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
-            uint e = e0 + t;
-            if (e >= BM * KQ) break;
-            uint row = e / KQ, kq = e % KQ;
-            As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];
-        }
-        barrier();
         s_begin = s_end = 0;                          // no K loop of the packed kind
         // real matrices: the taps' loop unrolled, so that fragments load while others multiply (95.0 us
         // against 112.5 rolled, 89.0 with the loads' loops unrolled too; emulated: kept rolled, as
@@ -853,4 +904,27 @@ void main() {
             }
         }
     }
+}
+
+void main() {
+    uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (TILES == 1) {
+        tile_main(wg, 0u, 0u);
+        return;
+    }
+#if defined(HALO) && !defined(PAIR)
+    // workgroup wg of n computes tiles wg, wg + n, wg + 2n, ... (n: the host's count of workgroups)
+    uint n = (pixel_tiles() * (packed_mp() / BM) * packed_groups() + TILES - 1) / TILES;
+    for (uint k = 0; k < TILES; ++k) {
+        tile_main(wg + k * n, k, wg + (k + 1) * n);
+        if (k + 1 == TILES)
+            break;
+        barrier();                                    // the tile's epilogue is done with the window
+        if (prefetched)
+            [[unroll]] for (uint i = 0; i < PRE; ++i) {
+                uint e = i * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+                if (e < HH * HWD * CQ) Xs[(e / CQ) * PS + e % CQ] = pre[i];
+            }
+    }
+#endif
 }

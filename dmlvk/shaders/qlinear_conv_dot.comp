@@ -4,7 +4,8 @@
 // input and output rows are word aligned and whose horizontal dilation is 1. Each invocation
 // computes OPT neighbouring outputs of one output row for MB output channels of its group: every
 // input row under its window is loaded once, as words, for all MB channels, and each dot product
-// multiplies four neighbouring taps of a filter row. A workgroup's channels (BLOCKS blocks of MB)
+// multiplies four neighbouring taps of a filter row (with KW % 4 == 1 the last column's taps, alone in
+// their words otherwise, four rows at a time: COLS). A workgroup's channels (BLOCKS blocks of MB)
 // share their filter, staged in shared memory once for its TILES tiles of invocations, computed one
 // after the other: four taps of a filter row a word, as int8 bytes w - s (s = 0 for
 // int8 filters, 128 for uint8 ones, so that they always fit), 0 past KW. With c = s - wZP,
@@ -57,12 +58,21 @@ layout(constant_id = 19) const uint D2S_CRD = 0;
 layout(constant_id = 20) const uint DQ_SCALE = 0;
 layout(constant_id = 21) const int DQ_ZP = 0;
 
-const uint KQ = (KW + 3) / 4;                    // words of a filter row
+const uint KQ = (KW + 3) / 4;                    // words a window row's taps span
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
 const uint WIN = (OPT - 1) * SX + 4 * KQ;        // window columns: each output's 4 x KQ from its first tap
 const uint WORDS = (SHIFT + WIN + 3) / 4;        // input words of a window row
 const uint WINC = (OPT - 1) * SX + KW;           // CL_IN: window positions of a row
-const uint PCW = CL_IN != 0 ? KH * KW * (CG / 4) : CG * KH * KQ;   // filter words of a channel
+// With KW % 4 == 1 (rows input) a filter row's last tap would stand alone in its word: those taps are
+// multiplied four rows at a time instead, one word of the last column (rows 4c .. 4c + 3) a dot
+// product: a 5x5 filter takes 7 dot products an output, not 10.
+// (1 or 0 in integer arithmetic: a select on a boolean specialization constant came out of glslang
+// using that constant before defining it, which the driver's compiler refused)
+const uint COLS = (1u - CL_IN) * (KW % 4u & 1u) * (1u - KW % 4u / 2u);
+const uint RQ = KQ - COLS;                       // words of a filter row (taps in fours)
+const uint CQW = COLS * ((KH + 3) / 4);          // words of the last column
+const uint PIC = KH * RQ + CQW;                  // filter words of an input channel (rows input)
+const uint PCW = CL_IN != 0 ? KH * KW * (CG / 4) : CG * PIC;      // filter words of a channel
 // filter words of a block of MB channels: odd where a workgroup holds several blocks, whose
 // invocations then read their blocks' words from distinct banks
 const uint BWORDS = MB * PCW | (BLOCKS > 1 ? 1u : 0u);
@@ -130,6 +140,8 @@ void outputs(uint item, uint items) {
         }
     } else for (uint ic = 0; ic < CG; ++ic) {
         uint xbase = n * p.in_strides.x + (g * p.cg + ic) * p.in_strides.y;
+        uint colw[OPT];                                        // COLS: the last column's taps, four rows a word
+        [[unroll]] for (uint j = 0; j < OPT; ++j) colw[j] = 0u;
         [[unroll]] for (uint kh = 0; kh < KH; ++kh) {
             int y = y0 + int(kh * p.dilation.x);
             bool row_in = y >= 0 && y < int(p.in_sizes.z);
@@ -140,21 +152,36 @@ void outputs(uint item, uint items) {
                 words[w] = (raw & k) | (zp_word & ~k);
             }
             uint xw[OPT][KQ];
-            [[unroll]] for (uint j = 0; j < OPT; ++j)
-                [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
+            [[unroll]] for (uint j = 0; j < OPT; ++j) {
+                [[unroll]] for (uint kq = 0; kq < RQ; ++kq) {
                     uint o = SHIFT + j * SX + 4 * kq;
                     xw[j][kq] = four_bytes(words[o / 4], words[min(o / 4 + 1, WORDS - 1)], o);
                 }
+                if (COLS != 0) {                               // the row's last tap into its column word
+                    uint o = SHIFT + j * SX + 4 * RQ;
+                    colw[j] = bitfieldInsert(colw[j], bitfieldExtract(words[min(o / 4, WORDS - 1)], int(8 * (o % 4)), 8),
+                                             int(8 * (kh % 4)), 8);
+                }
+            }
             if (ws) {
                 [[unroll]] for (uint j = 0; j < OPT; ++j)
-                    [[unroll]] for (uint kq = 0; kq < KQ; ++kq)
+                    [[unroll]] for (uint kq = 0; kq < RQ; ++kq)
                         rs[j] += dot_mask(xw[j][kq], kq + 1 == KQ ? LAST_MASK : 0x01010101u);
             }
             [[unroll]] for (uint mb = 0; mb < MB; ++mb)
-                [[unroll]] for (uint kq = 0; kq < KQ; ++kq) {
-                    uint wv = wsh[cb * BWORDS + ((mb * CG + ic) * KH + kh) * KQ + kq];
+                [[unroll]] for (uint kq = 0; kq < RQ; ++kq) {
+                    uint wv = wsh[cb * BWORDS + (mb * CG + ic) * PIC + kh * RQ + kq];
                     [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xw[j][kq], wv);
                 }
+            if (COLS != 0 && (kh % 4 == 3 || kh + 1 == KH)) {  // a column word's rows are in (bytes past: 0)
+                if (ws)
+                    [[unroll]] for (uint j = 0; j < OPT; ++j) rs[j] += dot_mask(colw[j], 0x01010101u);
+                [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+                    uint wv = wsh[cb * BWORDS + (mb * CG + ic) * PIC + KH * RQ + kh / 4];
+                    [[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(colw[j], wv);
+                }
+                [[unroll]] for (uint j = 0; j < OPT; ++j) colw[j] = 0u;
+            }
         }
     }
 
@@ -266,12 +293,15 @@ void main() {
         if (r < MB * PCW && mb < wcount) {
             uint base = (wm0 + mb) * p.w_strides.x;
             [[unroll]] for (uint b = 0; b < 4; ++b) {
-                // CL_IN: word i holds tap i / (CG / 4)'s channels 4 (i % (CG / 4)) + b; else filter
-                // row i / KQ's taps 4 (i % KQ) + b
-                uint ic = CL_IN != 0 ? 4 * (i % (CG / 4)) + b : i / KQ / KH;
-                uint kh = CL_IN != 0 ? i / (CG / 4) / KW : i / KQ % KH;
-                uint kw = CL_IN != 0 ? i / (CG / 4) % KW : 4 * (i % KQ) + b;
-                if (kw < KW)
+                // CL_IN: word i holds tap i / (CG / 4)'s channels 4 (i % (CG / 4)) + b; else input
+                // channel i / PIC's word r = i % PIC: filter row r / RQ's taps 4 (r % RQ) + b, or
+                // (COLS, r >= KH x RQ) the last column's rows 4 (r - KH x RQ) + b
+                uint r = i % PIC;
+                bool col = r >= KH * RQ;
+                uint ic = CL_IN != 0 ? 4 * (i % (CG / 4)) + b : i / PIC;
+                uint kh = CL_IN != 0 ? i / (CG / 4) / KW : col ? 4 * (r - KH * RQ) + b : r / RQ;
+                uint kw = CL_IN != 0 ? i / (CG / 4) % KW : col ? KW - 1 : 4 * (r % RQ) + b;
+                if (kw < KW && kh < KH)
                     word |= (uint(load_w(base + ic * p.w_strides.y + kh * p.w_strides.z + kw * p.w_strides.w) - s)
                              & 0xFFu) << (8 * b);
             }

@@ -2,8 +2,8 @@
 3x3 64->32 layer) cut out one at a time. Each cut but "as is" changes the output."""
 F = "qlinear_conv_coopmat.comp"
 TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"
-WINDOW = "            Xs[pos * PS + qv] = inside ? xp[at] ^ flip4 : pad4;"
-FILTER = "            As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
+WINDOW = "    return inside ? xp[at] ^ flip4 : uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);"
+FILTER = "                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
 EPILOGUE = "    if (SPLIT > 1) {"
 STORE = "                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
 # the accumulators summed and stored only where NEVER holds: the multiplies stay, the epilogue goes
@@ -18,7 +18,8 @@ NO_EPILOGUE = (F, EPILOGUE, """#if defined(HALO) && !defined(COOPMAT_EMULATED)
 #endif
 """ + EPILOGUE)
 NO_TAPS = (F, TAPS, TAPS.replace("if (alive)", f"if (alive && {NEVER})"))
-NO_LOADS = [(F, WINDOW, "            Xs[pos * PS + qv] = pad4;"), (F, FILTER, "            As[row * AQ + kq] = uvec4(row);")]
+NO_LOADS = [(F, WINDOW, "    return uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);"),
+            (F, FILTER, "                As[row * AQ + kq] = uvec4(row);")]
 
 VARIANTS = {
     "as is": [],

@@ -79,8 +79,12 @@ _DOT_SHARED = Need("its channels' filter words (BLOCKS x (MB x (its words a chan
 
 def _dot_channel_words(c) -> int:
     """Filter words of an output channel in conv.dot's shared memory (its constants c): CG x KH rows of
-    ceil(KW / 4) words, or with CL_IN KH x KW taps of CG / 4 words."""
-    return c["KH"] * c["KW"] * (c["CG"] // 4) if c["CL_IN"] else c["CG"] * c["KH"] * -(-c["KW"] // 4)
+    ceil(KW / 4) words (with KW % 4 == 1, CG x (KH rows of KW // 4 words and ceil(KH / 4) words of the
+    last column)), or with CL_IN KH x KW taps of CG / 4 words."""
+    kh, kw, cg = c["KH"], c["KW"], c["CG"]
+    if c["CL_IN"]:
+        return kh * kw * (cg // 4)
+    return cg * (kh * (kw // 4) + -(-kh // 4)) if kw % 4 == 1 else cg * kh * -(-kw // 4)
 _DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                          lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
 
@@ -114,16 +118,18 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", None, None, None, "TILES"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
             "times, not 9 times); the window sums compiled out (WSUM 0) where the filter zero points are known "
             "at initialization and need none; a channels-last output 16 channels of a pixel a store where a "
             "group's channels come in sixteens and its strides in 16 bytes, else four channels a word where "
-            "they come in fours",
+            "they come in fours; past HALO_WORKGROUPS tiles (one group, one 32-channel tile), each workgroup "
+            "computes TILES tiles one after the other, its filter rows loaded once and each next tile's window "
+            "loaded into registers while the tile before multiplies",
             requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
-            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=264),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -141,7 +147,11 @@ _VARIANTS = [
                      "296.4 us in the model benchmark; in same-run probes 112.5 -> 89.0 (unrolled; 102 registers an "
                      "invocation against 80) -> 76.8 us at 540x960. Two rows of the tile a subgroup (each A "
                      "fragment loaded once for both, workgroups of 128) lost: 315.9 against 77.8 us at 540x960, "
-                     "246 registers an invocation against 106 (a same-run probe, tools/shader_ablation.py)",
+                     "246 registers an invocation against 106 (a same-run probe, tools/shader_ablation.py). Several "
+                     "tiles a workgroup at 1080x1920 (8,100 tiles, same-run probes in the frame): 291.1 / 289.5 us "
+                     "with HALO_WORKGROUPS 264 (129 registers: one workgroup an SM, two waves), 286.5-286.6 with "
+                     "132, 294.9 with 396, 300.8 with 528, 304.4 with 1,056, against 299.9-302.3 with one tile a "
+                     "workgroup; without the next window's loads in registers 292.4 with 264 (114 registers)",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED"),
@@ -217,7 +227,8 @@ _VARIANTS = [
     Variant("conv.dot", "qlinear_conv_dot", _DOT,
             "groups with few output channels or few input channels, word-aligned input rows, horizontal "
             "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
-            "products (four taps of a filter row each), its input rows loaded once for all of them; whole-word "
+            "products (four taps of a filter row each; with KW % 4 == 1, the last column's taps four rows a "
+            "word), its input rows loaded once for all of them; whole-word "
             "output rows, or a channels-last output four channels a word; a workgroup computes TILES tiles of "
             "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
@@ -237,7 +248,10 @@ _VARIANTS = [
                      "an invocation where 8 leave fewer than DOT_FEW_INVOCATIONS: 5x5 1->64 at 540x960 (518,400 "
                      "invocations with 8) 68.9 -> 64.5 us, the last layer (conv.dot.float) 48.6 -> 37.6 "
                      "(64,896) and 121.7 -> 117.6 at 1080x1920 (259,200); 5x5 1->64 at 1080x1920 (2,073,600) "
-                     "went 204.8 -> 219.8 with 4, so keeps 8",
+                     "went 204.8 -> 219.8 with 4, so keeps 8. The last column's taps four rows a word (7 dot "
+                     "products an output for 5x5, not 10): 5x5 1->64 at 1080x1920 in the frame 174.3 us against "
+                     "198.7 (same run); with it, 16 channels an invocation took 200.7-201.2, 12 or 16 outputs "
+                     "194.9-195.5, DOT_TILES_BLOCKS 2 188.0",
             measured_on=H200),
     Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
             "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
@@ -603,11 +617,14 @@ def _row_tiles_plan(d, sel: Selection) -> Optional[tuple]:
                            min(_packed_output(d), 1) if ow % 4 == 0 else 0)
 
 
-def _halo_plan(d, sel: Selection) -> Optional[tuple]:
+def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
     """conv.coopmat.halo where it runs the description (stride and dilation 1, a channels-last input as
     conv.coopmat.nhwc reads it, its window and filter rows within the device's shared memory) and wins
     (HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group): the filter packed as usual
-    (32-channel tiles), then one kernel. None elsewhere."""
+    (32-channel tiles), then one kernel. Where it has more tiles than HALO_WORKGROUPS and one filter
+    tile, each workgroup computes TILES of them one after the other (several; its filter rows loaded
+    once, the next tile's window while the taps multiply), HALO_WORKGROUPS workgroups or fewer in all.
+    None elsewhere."""
     caps = sel.capabilities
     geo = d.conv_params()
     m, cg, kh, kw = geo["filter"]
@@ -616,7 +633,17 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
-    return _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16)
+    (pack, main), scratch = _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16,
+                                             extra=dict(TILES=1))
+    tiles = main.count // main.local_size              # workgroups of one tile each
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
+    if several and per > 1 and tiles == n * -(-oh // 8) * -(-ow // 32):   # one group, one filter tile
+        many = dataclasses.replace(TABLE["conv.coopmat.halo"].with_constants(main, TILES=per),
+                                   count=-(-tiles // per) * main.local_size)
+        if sel.unmet(many) is None:
+            main = many
+    return [pack, main], scratch
 
 
 def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
@@ -642,11 +669,13 @@ def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
             or t1[OUTPUT].data_type != second.input_tensor.data_type
             or second.group_count != 1 or m1 % 16):
         return None
-    halo = _halo_plan(second, sel)
+    halo = _halo_plan(second, sel, several=False)
     if halo is None:
         return None
     (pack, main), scratch = halo
-    pair = dataclasses.replace(main, spec=main.spec + (kh1, kw1, int(t1[INPUT].data_type == DataType.INT8)),
+    constants = dict(TABLE["conv.coopmat.halo"].constants(main), KH1=kh1, KW1=kw1,
+                     X1_SIGNED=int(t1[INPUT].data_type == DataType.INT8))
+    pair = dataclasses.replace(main, spec=tuple(constants[n] for n in TABLE["conv.coopmat.halo.pair"].spec),
                                defines=main.defines + (("PAIR", 1),), variant="conv.coopmat.halo.pair")
     return ([pack, pair], scratch) if sel.usable(pair) else None
 
@@ -675,7 +704,8 @@ def _channels_last_words(d, size: int = 4) -> bool:
     return sm == 1 and sn % size == 0 and sh % size == 0 and sw % size == 0
 
 
-def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: int, cq: int) -> tuple:
+def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: int, cq: int,
+                     extra=None) -> tuple:
     """The plan of a kernel over 8 x 32 output tiles (conv.coopmat.halo, conv.coopmat.window;
     _gathering_plan's, one workgroup a tile; mg output channels a group): where the output is
     channels-last, its PACKED_OUT 4 with 16-byte strides and mg in sixteens (a pixel's 16 channels
@@ -688,7 +718,7 @@ def _tiles_8x32_plan(d, sel: Selection, name: str, define: str, mg: int, small: 
                   else 3 if _channels_last_words(d) and mg % 4 == 0
                   else packed if ow % 16 == 0 else min(packed, 1) if ow % 4 == 0 else 0)
     return _gathering_plan(d, sel, name, define, n * -(-oh // 8) * -(-ow // 32), packed_out, small=small,
-                           extra=dict(CQ=cq, INT32_OUT=0, WSUM=1))
+                           extra=dict(CQ=cq, INT32_OUT=0, WSUM=1, **(extra or {})))
 
 
 def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int, packed_out: int,
