@@ -100,7 +100,7 @@ const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;   // its input win
 // Tiles a workgroup computes one after the other (HALO without PAIR): its filter rows loaded once where
 // its tiles share them (one group, one filter tile), each later tile's window loaded into registers
 // while the tile before multiplies (HALO_PREFETCH), stored once its epilogue is done.
-layout(constant_id = 16) const uint TILES = 1;
+layout(constant_id = 13) const uint TILES = 1;
 #define HALO_PREFETCH 1
 #else
 const uint TILES = 1;
@@ -121,9 +121,9 @@ bool prefetched = false;
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
-layout(constant_id = 13) const uint KH1 = 5;
-layout(constant_id = 14) const uint KW1 = 5;
-layout(constant_id = 15) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
+layout(constant_id = 14) const uint KH1 = 5;
+layout(constant_id = 15) const uint KW1 = 5;
+layout(constant_id = 16) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
 // As holds the first layer's filter rows (two vectors a channel) before this layer's
 shared uvec4 As[BM * AQ > 2 * M1 ? BM * AQ : 2 * M1];

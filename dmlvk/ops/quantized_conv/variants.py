@@ -118,7 +118,7 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", None, None, None, "TILES"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
@@ -154,7 +154,7 @@ _VARIANTS = [
                      "workgroup; without the next window's loads in registers 292.4 with 264 (114 registers)",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "KH1", "KW1", "X1_SIGNED"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "KH1", "KW1", "X1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
