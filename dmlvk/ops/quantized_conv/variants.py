@@ -636,9 +636,8 @@ def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
     (pack, main), scratch = _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16,
                                              extra=dict(TILES=1))
     tiles = main.count // main.local_size              # workgroups of one tile each
-    n, _, oh, ow = as_4d(d.output_grid(), 1)
     per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
-    if several and per > 1 and tiles == n * -(-oh // 8) * -(-ow // 32):   # one group, one filter tile
+    if several and per > 1 and d.group_count == 1 and mg <= 32:          # one group, one 32-channel filter tile
         many = dataclasses.replace(TABLE["conv.coopmat.halo"].with_constants(main, TILES=per),
                                    count=-(-tiles // per) * main.local_size)
         if sel.unmet(many) is None:
