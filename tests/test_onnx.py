@@ -654,8 +654,8 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
     channels-last, which the 3x3 64->32 layer reads in place (conv.coopmat.halo where its tiles fit the
     device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs (or, where the
     pair's window fits too, conv.coopmat.halo.pair runs both layers); the last layer
-    reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc), or the packed NCHW
-    conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
+    reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc; conv.coopmat.few on GPUs),
+    or the packed NCHW conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
     onnxruntime either way. Without those two variants the layers keep NCHW and the 64->32 layer packs
     its input."""
     from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE
@@ -677,15 +677,19 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
             kernels = [k for k, _ in dispatches if k.variant.startswith("conv.")]
             if name == "planned" and "conv.coopmat.halo" in variants[name]:
                 # the halo kernel writes the last layer's input channels-last, which it reads in place
-                assert CONV_TABLE[kernels[-1].variant].constants(kernels[-1])["CL_IN"] == 1, variants
+                # (conv.coopmat.few on GPUs: it reads nothing else)
+                last = kernels[-1]
+                assert (last.variant == "conv.coopmat.few.float"
+                        or CONV_TABLE[last.variant].constants(last)["CL_IN"] == 1), variants
     if not dev.capabilities.integer_dot_product:       # the first layer stores bytes: nothing planned
         assert variants["planned"] == variants["packed"]
         return
     # (the filters are packed once, at initialization; small frames take split K and its reduction)
     main = lambda vs: [v for v in vs if v != "conv.coopmat.splitk.reduce"]
     # (the first two layers as one kernel where the pair's window fits the device's shared memory)
-    assert main(variants["planned"]) in ([["conv.coopmat.halo.pair", "conv.dot.float"]]
-                                         + [["conv.dot", v, "conv.dot.float"] for v in READS_CHANNELS_LAST]), variants
+    lasts = ("conv.dot.float", "conv.coopmat.few.float")
+    assert main(variants["planned"]) in ([["conv.coopmat.halo.pair", t] for t in lasts]
+                                         + [["conv.dot", v, t] for v in READS_CHANNELS_LAST for t in lasts]), variants
     assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot.float"]
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
 

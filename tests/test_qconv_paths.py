@@ -550,7 +550,7 @@ NO_DOT = {"conv.dot": False, "conv.dot.nhwc": False}
 
 
 def uses_fast_path(op) -> bool:
-    return "qlinear_conv_coopmat" in [k.shader for k in op.kernels]
+    return any(k.shader in ("qlinear_conv_coopmat", "qlinear_conv_coopmat_few") for k in op.kernels)
 
 
 def call_uses_fast_path(device, args, **kwargs) -> bool:
@@ -970,11 +970,13 @@ def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
 
 
 def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind,
-                      constant="PACKED_OUT", tuning=None):
+                      constant="PACKED_OUT", tuning=None, tail=None):
     """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
     the variant `force`, its input of x_shape (N, C, H, W) channels-last or NCHW, its output packed
     NCHW, NHWC (its pixels m or m + 4 bytes apart) or with gapped rows, under these tuning numbers: (the
-    kernel's specialization constant `constant`, whether the output equals the reference's)."""
+    kernel's specialization constant `constant`, whether the output equals the reference's). With tail
+    = (block, crd, scale, zero point), the convolution compiled with the ONNX runner's float tail
+    (compile_dequantized: then a DepthToSpace and a DequantizeLinear), against the reference's three."""
     x_dt, w_dt, y_dt = types
     dts = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     n, c, h, w = x_shape
@@ -997,16 +999,26 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
         scalar(dts[np.dtype(x_dt)]), TensorDesc(dts[np.dtype(w_dt)], (m, cg, kh, kw)), TensorDesc(F32, (1, m, 1, 1)),
         TensorDesc(dts[np.dtype(w_dt)], (1, m, 1, 1)), TensorDesc(DataType.INT32, (1, m, 1, 1)), scalar(F32),
         scalar(dts[np.dtype(y_dt)]), TensorDesc(dts[np.dtype(y_dt)], want.shape, out_strides), **kwargs)
-    op = device.create_operator(desc, force=force, tuning=tuning)
+    if tail is not None:
+        block, crd, dq_scale, dq_zp = tail
+        with device.variants(force=force, tuning=tuning):
+            op = desc.compile_dequantized(device, tail)
+        force += ".float"
+        want = reference.depth_to_space(want, block, "CRD" if crd else "DCR")
+        want = (want.astype(np.float32) - np.float32(dq_zp)) * np.float32(dq_scale)
+    else:
+        op = device.create_operator(desc, force=force, tuning=tuning)
     assert [k.variant for k in op.kernels] == ["conv.coopmat.pack_filter", force], op.kernels
     f32 = lambda v: np.array([v], np.float32)
     words = lambda a, dt: np.concatenate([np.ravel(np.asarray(a, dt)), np.zeros(3, dt)])   # whole words
     x_bytes = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if channels_last else x
     x_bytes = np.concatenate([x_bytes.ravel(), np.zeros(desc.input_tensor.total_bytes - x.size, x_dt)])
-    out = np.zeros(-(-desc.output_tensor.total_bytes // 4) * 4, y_dt)
+    out = (np.zeros(want.size, np.float32) if tail is not None
+           else np.zeros(-(-desc.output_tensor.total_bytes // 4) * 4, y_dt))
     op.execute(inputs=[x_bytes, f32(0.02), words(xzp, x_dt), words(wt, w_dt), scale_ws, words(wzp, w_dt), bias,
                        f32(0.5), words(yzp, y_dt)], outputs=[out])
-    got = np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides)
+    got = (out.reshape(want.shape) if tail is not None
+           else np.lib.stride_tricks.as_strided(out, want.shape, desc.output_tensor.effective_strides))
     return C(op.kernels[-1])[constant], np.array_equal(got, want)
 
 
@@ -1052,6 +1064,50 @@ def test_halo_several_tiles_exact(fast_device, rng, types):
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
                                 pads, True, out_kind, constant="TILES", tuning=dict(HALO_WORKGROUPS=workgroups))
         assert got == (tiles, True), (kh, kw, h, w, g, mg, out_kind, pads, workgroups)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_few_channels_exact(fast_device, rng, types):
+    """conv.coopmat.few (forced) on channels-last inputs: runs of 32 pixels cut by the row's end (widths
+    off 32, 4 to 16 output channels), two images, padding of 0-2 (taps outside the input on every
+    side), 32 and 64 input channels (two 32-channel chunks a tap), 1x1 to 5x5 filters, distinct filter
+    zero points (the window sums), outputs packed NCHW and with gapped rows (four pixels of a channel a
+    word) and NHWC (four channels of a pixel a word, pixels m or m + 4 bytes apart); against the
+    reference."""
+    # (kh, kw), h, w, input channels, mg, output kind, padding, OUT_CL
+    cases = [((3, 3), 5, 36, 32, 4, "packed", (1, 1, 1, 1), 0), ((2, 3), 4, 20, 64, 8, "nhwc", (1, 1, 0, 1), 1),
+             ((1, 1), 3, 64, 32, 16, "nhwc_words", (0, 0, 0, 0), 1), ((4, 3), 6, 40, 32, 4, "gapped", (2, 1, 2, 1), 0),
+             ((3, 2), 7, 33, 32, 12, "nhwc", (2, 0, 1, 1), 1), ((2, 3), 3, 68, 32, 9, "packed", (0, 2, 1, 0), 0)]
+    if fast_device.capabilities.fits_shared(48 * 1024):                  # a 5x5 layer's windows (GPUs)
+        cases += [((5, 5), 6, 40, 32, 4, "gapped", (2, 2, 2, 2), 0)]
+    for (kh, kw), h, w, c, mg, out_kind, pads, out_cl in cases:
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, c, h, w), c, mg, 1, kh, kw,
+                                pads, True, out_kind, constant="OUT_CL")
+        assert got == (out_cl, True), (kh, kw, h, w, c, mg, out_kind, pads)
+    # several runs a subgroup (FEW_RUNS: the last workgroup's last runs past the output, the next run
+    # on the next row or image), workgroups of 2 and 3 subgroups
+    for (kh, kw), h, w, mg, out_kind, subgroups, runs in [((3, 3), 5, 68, 4, "packed", 2, 3),
+                                                          ((3, 3), 3, 33, 8, "nhwc", 3, 2)]:
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, 32, h, w), 32, mg, 1, kh, kw,
+                                (1, 1, 1, 1), True, out_kind, constant="RUNS",
+                                tuning=dict(FEW_SUBGROUPS=subgroups, FEW_RUNS=runs))
+        assert got == (runs, True), (kh, kw, h, w, mg, out_kind, subgroups, runs)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_few_channels_float_output_exact(fast_device, rng, types):
+    """conv.coopmat.few.float (conv.coopmat.few forced, with the ONNX runner's float tail): each output
+    dequantized and stored where a DepthToSpace of block 1-3 puts it, in either order, with window sums
+    and runs cut by the row's end; against the reference's convolution, DepthToSpace and dequantization."""
+    # (kh, kw), h, w, mg, padding, (block, crd, scale, zero point)
+    cases = [((3, 3), 5, 36, 4, (1, 1, 1, 1), (2, True, 0.0371, 3)), ((3, 3), 4, 20, 8, (1, 1, 1, 1), (2, False, 0.5, -2)),
+             ((3, 3), 3, 44, 9, (1, 1, 1, 1), (3, True, 0.013, 0)), ((1, 1), 2, 64, 16, (0, 0, 0, 0), (1, False, 1.5, 7))]
+    for (kh, kw), h, w, mg, pads, tail in cases:
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, 32, h, w), 32, mg, 1, kh, kw,
+                                pads, True, "packed", constant="D2S", tail=tail)
+        assert got == (tail[0], True), (kh, kw, h, w, mg, pads, tail)
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],

@@ -163,7 +163,7 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     """Channels-last strides for the node's output where that layout drops a kernel (the layout
     planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
     QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), or runs
-    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, and the node's own plan writes it with
+    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, or conv.coopmat.few instead of conv.dot, and the node's own plan writes it with
     the same kernel as packed NCHW, whole words at a time. Else None."""
     out = n.outputs[0]
     users = ctx.graph.users(out)
@@ -192,7 +192,9 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     before, after = main(user_before), main(user_after)
     drops = ("conv.coopmat.pack_input" in before and bool(set(READS_CHANNELS_LAST) & set(after))
              # conv.dot.nhwc: where measured faster than conv.dot on the rows it would read otherwise
-             or (after == ("conv.dot.nhwc",) and before == ("conv.dot",) and sel["DOT_NHWC_PLANNED"]))
+             or (after == ("conv.dot.nhwc",) and before == ("conv.dot",) and sel["DOT_NHWC_PLANNED"])
+             # conv.coopmat.few: the cooperative matrices instead of conv.dot's dot products
+             or (before == ("conv.dot",) and "conv.coopmat.few" in after))
     writer = plan(mine_after)[-1:]
     same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
     return strides if drops and same and _whole_words(writer[0]) else None

@@ -4,8 +4,9 @@
 // COOPMAT_EMULATED) after its shared arrays; only what it uses is emulated:
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;
-// - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
-//   in uvec4, as coopMatLoad counts them), C stored row-major to any int array, or row- or
+// - A and B loaded from the uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (shared, or a buffer the
+//   kernel does not write; offset and stride in uvec4, as coopMatLoad counts them), or all ones
+//   (MAT_A_ONES, MAT_B_ONES), C stored row-major to any int array, or row- or
 //   column-major to a uvec4 array (coopMatStoreWords, coopMatStoreWordsColumns);
 // - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
 //   are workgroup barriers (the kernel reaches them in uniform control flow).
@@ -30,6 +31,7 @@ struct EmuC { int v[8]; };
 #define MAT_C EmuC
 #define MAT_C_ZERO EmuC(int[8](0, 0, 0, 0, 0, 0, 0, 0))
 #define MAT_A_ONES EmuAB(0u, 0u, 1, true)
+#define MAT_B_ONES EmuAB(0u, 0u, 1, true)
 #define SUBGROUP_ID (gl_LocalInvocationID.x / 32u)
 #define SUBGROUP_LANE (gl_LocalInvocationID.x % 32u)
 #define SUBGROUP_BARRIER() barrier()
@@ -72,7 +74,8 @@ EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
         uint col = col0 + e;
         EMU_UNROLL for (uint k = 0u; k < 32u; ++k) {
             int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
-            s += av * emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
+            int bv = b.filled ? b.fill : emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
+            s += av * bv;
         }
         c.v[e] = s;
     }

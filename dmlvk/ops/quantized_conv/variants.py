@@ -67,6 +67,19 @@ _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 byte
                        "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)); the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
+_FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
+def few_shared_bytes(constants: dict, subgroups: int) -> int:
+    """Shared memory of a qlinear_conv_coopmat_few.comp kernel: each subgroup's window (KH rows of
+    31 + KW positions, Cg / 16 + 1 vectors each) or its two stages of 32 x 20 ints, the larger, and the
+    16 filter rows (KH x KW x Cg bytes, one vector of padding where that is an even number of them)."""
+    kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
+    return subgroups * 16 * max(kh * (31 + kw) * (cq + 1), 320) + 16 * 16 * (kh * kw * cq | 1) + 192
+
+
+_FEW_SHARED = Need("its subgroups' windows, filter rows and channels' numbers within maxComputeSharedMemorySize (16 x "
+                   "the larger of KH x (31 + KW) x (Cg / 16 + 1) and 320 bytes a subgroup, plus 256 x (KH x KW x Cg / "
+                   "16 | 1) + 192)",
+                   lambda c, k, caps: caps.fits_shared(few_shared_bytes(c, k.local_size // 32)))
 _DOT_WINS = Rule("at most DOT_FEW_CHANNELS output channels a group with COOPMAT_MIN_INPUT_CHANNELS input "
                  "channels or more, or DOT_NARROW_MIN_CHANNELS output channels or more with fewer input "
                  "channels, on devices other than CPUs (and CPUs where DOT_ON_CPU)",
@@ -186,6 +199,33 @@ _VARIANTS = [
                      "requantized in the stage, then gathered four channels a word) took 134.7 us in all; 32-channel "
                      "tiles for the 64 channels (two workgroups a tile) 104.4",
             measured_on=H200),
+    Variant("conv.coopmat.few", "qlinear_conv_coopmat_few", _FEW,
+            "groups with few output channels (at most 16; chosen up to FEW_MAX_CHANNELS; a last layer with 4), one group, stride "
+            "and dilation 1, a channels-last input as conv.coopmat.halo reads it: pixels as the matrices' rows, "
+            "each subgroup a run of 32 output pixels of a row for every channel, its input rows staged in its "
+            "own shared memory and each tap's two A fragments read from there, B from the packed filter's rows "
+            "staged once a workgroup; "
+            "output rows of whole words, or a channels-last output four channels a word",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=((),) + _EMULATIONS, needs=(_FEW_SHARED,),
+            tuning=dict(FEW_MAX_CHANNELS=8, FEW_BY_DEFAULT=False, FEW_SUBGROUPS=8, FEW_RUNS=4),
+            wins=Rule("FEW_BY_DEFAULT, at most FEW_MAX_CHANNELS output channels a group, on devices other than CPUs",
+                      lambda d, mg, most, on_cpu, by_default: by_default and mg <= most and not on_cpu),
+            measured="slower than conv.dot.nhwc, so chosen only where forced: the ESPCN's last layer (3x3 32->4, "
+                     "as conv.coopmat.few.float) took 140.0 us against conv.dot.float's 117.5 at 1080x1920, 517.2 "
+                     "against 430.6 at 2160x3840, 32.8 against 33.8 at 540x960 (same-run probes in the frame, "
+                     "tools/shader_ablation.py; 8 subgroups of 4 runs). At 1080x1920: 8 subgroups of 1 run 168.8, "
+                     "2 of 4 157.7, 4 of 1-8 218.9-350.6; the next run's window loaded while the taps multiply "
+                     "197.8 (116 registers an invocation against 62); its first version (4 subgroups of one run, "
+                     "B read from device memory, the window's loads one after another) 307. With 4 subgroups of "
+                     "one run: 166.9 us of 255.2 without the window's loads, 217.5 without the taps, 232.4 "
+                     "without the final stores",
+            measured_on=H200),
+    Variant("conv.coopmat.few.float", "qlinear_conv_coopmat_few", _FEW + ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP"),
+            "conv.coopmat.few whose epilogue dequantizes each output to float32 and stores it where a "
+            "DepthToSpace puts it, as conv.dot.float does: the ONNX runner's QLinearConv -> [DepthToSpace ->] "
+            "DequantizeLinear as one kernel (float_output)",
+            requires=("cooperativeMatrix", "shaderInt8"), builds=((),) + _EMULATIONS, needs=(_FEW_SHARED,),
+            extends="conv.coopmat.few", measured_on=H200),
     Variant("conv.coopmat.splitk", "qlinear_conv_coopmat", _PACKED,
             "the cooperative-matrix kernel with K split into slices, for small batches whose output tiles "
             "cannot fill the GPU, then a reduction",
@@ -378,6 +418,9 @@ def _plan(d, sel: Selection) -> tuple:
     window = _window_plan(d, sel) if sel.may("conv.coopmat.window") else None
     if window is not None and all(sel.usable(k) for k in window[0]):
         return window
+    few = _few_plan(d, sel) if sel.may("conv.coopmat.few") else None
+    if few is not None and all(sel.usable(k) for k in few[0]):
+        return few
     dot = _dot_kernel(d, sel) if sel.may("conv.dot", "conv.dot.nhwc") else None
     if dot is not None and sel.usable(dot):
         return [dot], ()
@@ -430,7 +473,7 @@ def _plan(d, sel: Selection) -> tuple:
 
 
 # the variants that read a channels-last input in place (_channels_last_input), no packing kernel
-READS_CHANNELS_LAST = ("conv.coopmat.nhwc", "conv.coopmat.halo", "conv.dot.nhwc")
+READS_CHANNELS_LAST = ("conv.coopmat.nhwc", "conv.coopmat.halo", "conv.dot.nhwc", "conv.coopmat.few")
 
 
 def _channels_last_input(d) -> bool:
@@ -564,20 +607,63 @@ def _dot_channels_last_input(d) -> bool:
 def float_output(d, kernels: list, block: int, crd: bool, scale, zero_point: int) -> Optional[tuple]:
     """(kernels, output TensorDesc) of the convolution followed by a DepthToSpace of this block (1:
     none; crd: the column-row-depth order, else depth-column-row) and a per-tensor dequantization
-    float32(q - zero_point) * scale: its plan's conv.dot kernel as conv.dot.float, whose output is the
-    packed float32 image. None where the plan is not one conv.dot kernel writing rows of the 8-bit
-    output, or the channels are not a multiple of block^2."""
-    if len(kernels) != 1 or kernels[0].variant not in ("conv.dot", "conv.dot.nhwc") or block < 1:
-        return None
-    dot = kernels[0]
-    constants = TABLE["conv.dot"].constants(dot)
+    float32(q - zero_point) * scale: its plan's conv.dot kernel as conv.dot.float, or its
+    conv.coopmat.few kernel as conv.coopmat.few.float, whose output is the packed float32 image. None
+    where the plan is neither one conv.dot kernel writing rows of the 8-bit output nor conv.coopmat.few's,
+    or the channels are not a multiple of block^2."""
     n, m, oh, ow = as_4d(d.output_grid(), 1)
-    if constants["CL_OUT"] or constants["INT32_OUT"] or m % (block * block):
+    if not kernels or block < 1 or m % (block * block):
+        return None
+    main = kernels[-1]
+    if len(kernels) == 1 and main.variant in ("conv.dot", "conv.dot.nhwc"):
+        if TABLE["conv.dot"].constants(main)["CL_OUT"] or TABLE["conv.dot"].constants(main)["INT32_OUT"]:
+            return None
+        name = "conv.dot.float"
+    elif [k.variant for k in kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.few"]:
+        name = "conv.coopmat.few.float"
+    else:
         return None
     bits = int(np.float32(scale).view(np.uint32))
-    kernel = dataclasses.replace(dot, spec=dot.spec + (block, int(crd), bits, int(zero_point) & 0xFFFFFFFF),
-                                 variant="conv.dot.float")
-    return [kernel], TensorDesc(DataType.FLOAT32, (n, m // (block * block), oh * block, ow * block))
+    kernel = dataclasses.replace(main, spec=main.spec + (block, int(crd), bits, int(zero_point) & 0xFFFFFFFF),
+                                 variant=name)
+    return kernels[:-1] + [kernel], TensorDesc(DataType.FLOAT32, (n, m // (block * block), oh * block, ow * block))
+
+
+def _few_plan(d, sel: Selection) -> Optional[tuple]:
+    """conv.coopmat.few where it runs the description (one group, stride and dilation 1, a channels-last
+    input as conv.coopmat.halo reads it, output rows of whole words or a channels-last output with Mg in
+    fours) and wins (FEW_BY_DEFAULT, FEW_MAX_CHANNELS): the filter packed as usual (32-channel tiles),
+    then one kernel, FEW_SUBGROUPS subgroups a workgroup (fewer where their windows would not fit), each
+    computing FEW_RUNS runs of 32 output pixels one after the other. None elsewhere."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, cg, kh, kw = geo["filter"]
+    if (not _coopmat_device(caps) or d.group_count != 1 or tuple(geo["strides"]) != (1, 1)
+            or tuple(geo["dilations"]) != (1, 1) or not _channels_last_input(d)
+            or not sel.where_wins("conv.coopmat.few", d, m, sel["FEW_MAX_CHANNELS"], caps.cpu_kernels,
+                                  sel["FEW_BY_DEFAULT"])):
+        return None
+    cl = _channels_last_words(d) and m % 4 == 0
+    if not (cl or _word_rows(d)[1]) or m > 16:
+        return None
+    wm, _, mp, wp_bytes = _packed_filter(d, caps, small=m)
+    spec, push = _spec_push(d)
+    spec.update(WM_SPEC=wm, PACKED_OUT=0, SPLIT=1)
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    runs = n * oh * -(-ow // 32)
+    # FEW_SUBGROUPS subgroups a workgroup, halved until its shared memory fits the device's
+    constants = dict(KH=kh, KW=kw, CQ=cg // 16)
+    subgroups = sel["FEW_SUBGROUPS"]
+    while subgroups > 1 and not caps.fits_shared(few_shared_bytes(constants, subgroups)):
+        subgroups //= 2
+    local, per_wg = 32 * subgroups, subgroups * sel["FEW_RUNS"]
+    return ([TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=mp * 256,
+                    slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+             TABLE["conv.coopmat.few"].kernel(spec=dict(spec, CQ=cg // 16, INT32_OUT=0, WSUM=1, OUT_CL=int(cl),
+                                     RUNS=sel["FEW_RUNS"]),
+                    push=push, count=-(-runs // per_wg) * local, slots=(INPUT, WP, PARAMS, OUTPUT),
+                    local_size=local, defines=_emulation(caps))],
+            (4, wp_bytes))                 # no packed input: XP's scratch is a placeholder
 
 
 def _narrow_plan(d, sel: Selection) -> Optional[tuple]:
