@@ -26,6 +26,8 @@ _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
 _DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN")
+# the float tail's constants after a kernel's own (float_output: block, order, scale bits, zero point)
+_FLOAT_TAIL = ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
 # unrolled for devices with a loop-iteration limit or rolled (_emulation)
 _EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
@@ -220,7 +222,7 @@ _VARIANTS = [
                      "one run: 166.9 us of 255.2 without the window's loads, 217.5 without the taps, 232.4 "
                      "without the final stores",
             measured_on=H200),
-    Variant("conv.coopmat.few.float", "qlinear_conv_coopmat_few", _FEW + ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP"),
+    Variant("conv.coopmat.few.float", "qlinear_conv_coopmat_few", _FEW + _FLOAT_TAIL,
             "conv.coopmat.few whose epilogue dequantizes each output to float32 and stores it where a "
             "DepthToSpace puts it, as conv.dot.float does: the ONNX runner's QLinearConv -> [DepthToSpace ->] "
             "DequantizeLinear as one kernel (float_output)",
@@ -307,7 +309,7 @@ _VARIANTS = [
                      "channels-last took 112.8 against 103.3 us (442.1 against 395.5): the frame 204.2 against "
                      "209.2 us at 540x960, about 1.5 % slower at 1080x1920 (across runs)",
             measured_on=H200),
-    Variant("conv.dot.float", "qlinear_conv_dot", _DOT + ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP"),
+    Variant("conv.dot.float", "qlinear_conv_dot", _DOT + _FLOAT_TAIL,
             "conv.dot whose epilogue also dequantizes each output byte to float32 and stores it where a "
             "DepthToSpace puts it: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear as one "
             "kernel (float_output), where the convolution's plan is conv.dot or conv.dot.nhwc writing rows",
