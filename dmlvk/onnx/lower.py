@@ -163,8 +163,9 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
     """Channels-last strides for the node's output where that layout drops a kernel (the layout
     planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
     QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), or runs
-    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, or conv.coopmat.few instead of conv.dot, and the node's own plan writes it with
-    the same kernel as packed NCHW, whole words at a time. Else None."""
+    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, or conv.coopmat.few instead of conv.dot,
+    and the node's own plan writes it with the same kernel as packed NCHW, whole words at a time. Else
+    None."""
     out = n.outputs[0]
     users = ctx.graph.users(out)
     if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:

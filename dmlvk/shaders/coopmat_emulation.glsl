@@ -4,10 +4,10 @@
 // COOPMAT_EMULATED) after its shared arrays; only what it uses is emulated:
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;
-// - A and B loaded from the uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (shared, or a buffer the
-//   kernel does not write; offset and stride in uvec4, as coopMatLoad counts them), or all ones
-//   (MAT_A_ONES, MAT_B_ONES), C stored row-major to any int array, or row- or
-//   column-major to a uvec4 array (coopMatStoreWords, coopMatStoreWordsColumns);
+// - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
+//   in uvec4, as coopMatLoad counts them), or all ones (MAT_A_ONES, MAT_B_ONES), C stored row-major
+//   to any int array, or row- or column-major to a uvec4 array (coopMatStoreWords,
+//   coopMatStoreWordsColumns);
 // - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
 //   are workgroup barriers (the kernel reaches them in uniform control flow).
 // Loads are lazy: an A or B matrix records where it was loaded from, and the multiply-add reads

@@ -70,6 +70,8 @@ _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 byte
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
+
+
 def few_shared_bytes(constants: dict, subgroups: int) -> int:
     """Shared memory of a qlinear_conv_coopmat_few.comp kernel: each subgroup's window (KH rows of
     31 + KW positions, Cg / 16 + 1 vectors each) or its two stages of 32 x 20 ints, the larger, and the
@@ -202,12 +204,12 @@ _VARIANTS = [
                      "tiles for the 64 channels (two workgroups a tile) 104.4",
             measured_on=H200),
     Variant("conv.coopmat.few", "qlinear_conv_coopmat_few", _FEW,
-            "groups with few output channels (at most 16; chosen up to FEW_MAX_CHANNELS; a last layer with 4), one group, stride "
-            "and dilation 1, a channels-last input as conv.coopmat.halo reads it: pixels as the matrices' rows, "
-            "each subgroup a run of 32 output pixels of a row for every channel, its input rows staged in its "
-            "own shared memory and each tap's two A fragments read from there, B from the packed filter's rows "
-            "staged once a workgroup; "
-            "output rows of whole words, or a channels-last output four channels a word",
+            "groups with few output channels (at most 16; a last layer with 4), one group, stride and dilation "
+            "1, a channels-last input as conv.coopmat.halo reads it: pixels as the matrices' rows, each subgroup "
+            "RUNS runs of 32 output pixels of a row for every channel, one after the other, its input rows "
+            "staged in its own shared memory and each tap's two A fragments read from there, B from the packed "
+            "filter's rows staged once a workgroup; output rows of whole words, or a channels-last output four "
+            "channels a word",
             requires=("cooperativeMatrix", "shaderInt8"), builds=((),) + _EMULATIONS, needs=(_FEW_SHARED,),
             tuning=dict(FEW_MAX_CHANNELS=8, FEW_BY_DEFAULT=False, FEW_SUBGROUPS=8, FEW_RUNS=4),
             wins=Rule("FEW_BY_DEFAULT, at most FEW_MAX_CHANNELS output channels a group, on devices other than CPUs",
