@@ -218,11 +218,11 @@ _VARIANTS = [
                      "as conv.coopmat.few.float) took 140.0 us against conv.dot.float's 117.5 at 1080x1920, 517.2 "
                      "against 430.6 at 2160x3840, 32.8 against 33.8 at 540x960 (same-run probes in the frame, "
                      "tools/shader_ablation.py; 8 subgroups of 4 runs). At 1080x1920: 8 subgroups of 1 run 168.8, "
-                     "2 of 4 157.7, 4 of 1-8 218.9-350.6; the next run's window loaded while the taps multiply "
-                     "197.8 (116 registers an invocation against 62); its first version (4 subgroups of one run, "
-                     "B read from device memory, the window's loads one after another) 307. With 4 subgroups of "
-                     "one run: 166.9 us of 255.2 without the window's loads, 217.5 without the taps, 232.4 "
-                     "without the final stores",
+                     "2 of 4 157.7, 4 of 1, 4 and 16 255.2-273.2, 218.9 and 193.3; the next run's window loaded "
+                     "while the taps multiply (116 registers an invocation against 62) 187.1-197.8 with 8 subgroups "
+                     "of 2-16 runs, 350.6 with 4 of 8; its first version (4 subgroups of one run, B read from device "
+                     "memory, the window's loads one after another) 307. With 4 subgroups of one run: 166.9 us of "
+                     "255.2 without the window's loads, 217.5 without the taps, 232.4 without the final stores",
             measured_on=H200),
     Variant("conv.coopmat.few.float", "qlinear_conv_coopmat_few", _FEW + _FLOAT_TAIL,
             "conv.coopmat.few whose epilogue dequantizes each output to float32 and stores it where a "
