@@ -694,11 +694,11 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
 
 
-def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False):
+def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False, dzp=None):
     """x (y_dt, 16 channels) -> QLinearConv 3x3 (m output channels of y_dt, random constants, 7-bit
     weights: onnxruntime's u8s8 kernels without VNNI saturate 8-bit ones) -> DepthToSpace (block, mode;
-    none where block is None) -> DequantizeLinear -> the float32 output; extra_output: the
-    convolution's output a graph output too."""
+    none where block is None) -> DequantizeLinear (zero point dzp, else random) -> the float32 output;
+    extra_output: the convolution's output a graph output too."""
     w = rng.integers(-64, 64, (m, 16, 3, 3)).astype(np.int8)
     info = np.iinfo(y_dt)
     consts = [numpy_helper.from_array(a, k) for k, a in (
@@ -706,7 +706,7 @@ def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False):
         ("ws", rng.uniform(0.001, 0.01, m).astype(np.float32)), ("wzp", np.zeros(m, np.int8)),
         ("ys", np.float32(0.4)), ("yzp", np.array(rng.integers(info.min, info.max + 1), y_dt)),
         ("b", rng.integers(-3000, 3000, m).astype(np.int32)), ("ds", np.float32(0.0371)),
-        ("dzp", np.array(rng.integers(info.min, info.max + 1), y_dt)))]
+        ("dzp", np.array(rng.integers(info.min, info.max + 1) if dzp is None else dzp, y_dt)))]
     nodes = [helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "b"], ["q"],
                               pads=[1, 1, 1, 1])]
     last = "q"
@@ -725,19 +725,25 @@ def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False):
     return model
 
 
-@pytest.mark.parametrize("y_dt,block,mode,m,extra", [(np.uint8, 2, "DCR", 4, False), (np.int8, 2, "CRD", 8, False),
-                                                     (np.uint8, 3, "CRD", 9, False), (np.int8, None, None, 4, False),
-                                                     (np.uint8, None, None, 1, False), (np.uint8, 2, "DCR", 4, True)],
-                         ids=["dcr2", "crd2-int8", "crd3", "no-d2s", "no-d2s-1", "graph-output"])
-def test_dequantized_tail_folds_into_the_last_convolution(device, rng, y_dt, block, mode, m, extra):
+@pytest.mark.parametrize("y_dt,block,mode,m,extra,dzp", [(np.uint8, 2, "DCR", 4, False, None),
+                                                         (np.int8, 2, "CRD", 8, False, None),
+                                                         (np.uint8, 3, "CRD", 9, False, None),
+                                                         (np.int8, None, None, 4, False, None),
+                                                         (np.uint8, None, None, 1, False, None),
+                                                         (np.uint8, 2, "DCR", 4, True, None),
+                                                         (np.int8, 2, "DCR", 4, False, -50)],
+                         ids=["dcr2", "crd2-int8", "crd3", "no-d2s", "no-d2s-1", "graph-output", "negative-zp"])
+def test_dequantized_tail_folds_into_the_last_convolution(device, rng, y_dt, block, mode, m, extra, dzp):
     """QLinearConv -> [DepthToSpace ->] DequantizeLinear runs as one kernel (conv.dot.float: the
     convolution's epilogue dequantizes and stores each value where the DepthToSpace puts it) where
     conv.dot runs the convolution (on CPU devices where DOT_ON_CPU), and as three operators where the
     convolution's output is read elsewhere (a graph output); equal to onnxruntime's and the reference's
     outputs on every element either way. One image channel (dcr2, crd3, no-d2s-1: an invocation holds
-    every channel) takes the 16-byte stores of whole rows, more (crd2-int8, no-d2s) one float a store."""
+    every channel) takes the 16-byte stores of whole rows, more (crd2-int8, no-d2s) one float a store;
+    negative-zp: a negative dequantization zero point (a specialization constant SwiftShader read as 0
+    when it was declared a signed int)."""
     import dmlvk
-    model = conv_tail_model(rng, y_dt, block, mode, m, extra)
+    model = conv_tail_model(rng, y_dt, block, mode, m, extra, dzp)
     info = np.iinfo(y_dt)
     x = rng.integers(info.min, info.max + 1, (2, 16, 5, 12)).astype(y_dt)
     want = reference_run(model, {"x": x})

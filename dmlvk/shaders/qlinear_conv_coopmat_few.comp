@@ -38,11 +38,12 @@ layout(constant_id = 10) const uint CQ = 2;       // 16-byte vectors of a positi
 layout(constant_id = 12) const uint WSUM = 1;     // 0: no window sums ever needed (qlinear_conv_coopmat.comp's)
 layout(constant_id = 13) const uint OUT_CL = 0;   // 1: a channels-last output (whole-word strides, Mg in fours)
 layout(constant_id = 14) const uint RUNS = 1;     // runs a subgroup computes one after the other
-// 0: the 8-bit output; else conv.dot.float's float32 image, block D2S, its order, scale bits, zero point
+// 0: the 8-bit output; else conv.dot.float's float32 image, block D2S, its order, scale bits, zero point's
 layout(constant_id = 15) const uint D2S = 0;
 layout(constant_id = 16) const uint D2S_CRD = 0;
 layout(constant_id = 17) const uint DQ_SCALE = 0;
-layout(constant_id = 18) const int DQ_ZP = 0;
+// (its bits: SwiftShader read a negative int specialization constant as 0 here)
+layout(constant_id = 18) const uint DQ_ZP_BITS = 0;
 
 const uint RUN = 32;                              // output pixels a subgroup
 const uint TW = RUN + KW - 1;                     // input positions a window row
@@ -83,11 +84,11 @@ shared float mult_sh[16];                         // its multiplier
 #define UNROLL_REAL [[unroll]]
 #endif
 
-// The bits of channel m's output for sum a (window sum csum) dequantized, float32(q - DQ_ZP) *
+// The bits of channel m's output for sum a (window sum csum) dequantized, float32(q - zero point) *
 // DQ_SCALE, as conv.dot.float computes it.
 uint dequantized(uint m, int a, int csum, Requant rq) {
     int q = int(requantized_bits(a + cb_sh[m] + cw_sh[m] * csum, mult_sh[m], rq) - 0x4B400000u) + int(params[1]);
-    precise float f = float(q - DQ_ZP) * uintBitsToFloat(DQ_SCALE);
+    precise float f = float(q - int(DQ_ZP_BITS)) * uintBitsToFloat(DQ_SCALE);
     return floatBitsToUint(f);
 }
 

@@ -17,7 +17,7 @@
 // word aligned with OW a multiple of 4, or (CL_OUT) a channels-last output, four channels of a pixel
 // a word. With CL_IN (conv.dot.nhwc) the input is channels-last instead of word-aligned rows.
 // With D2S (conv.dot.float: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear) each
-// output byte is then dequantized, float32(q - DQ_ZP) * DQ_SCALE as dequantize_linear.comp computes
+// output byte is then dequantized, float32(q - zero point) * DQ_SCALE as dequantize_linear.comp computes
 // it, and stored as a float at its place after a DepthToSpace of block D2S (1: none), so that one
 // kernel writes the float image.
 
@@ -52,11 +52,12 @@ layout(constant_id = 16) const uint WSUM = 1;
 layout(constant_id = 17) const uint CL_IN = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
-// dequantization's scale bits and zero point DQ_SCALE and DQ_ZP.
+// dequantization's scale bits and zero point's DQ_SCALE and DQ_ZP_BITS.
 layout(constant_id = 18) const uint D2S = 0;
 layout(constant_id = 19) const uint D2S_CRD = 0;
 layout(constant_id = 20) const uint DQ_SCALE = 0;
-layout(constant_id = 21) const int DQ_ZP = 0;
+// (its bits: SwiftShader read a negative int specialization constant as 0 here)
+layout(constant_id = 21) const uint DQ_ZP_BITS = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words a window row's taps span
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
@@ -218,7 +219,7 @@ void outputs(uint item, uint items) {
             float mult = uintBitsToFloat(params[2 + m]);
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
                 int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
-                precise float r = float(q - DQ_ZP) * dq_scale;
+                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;
                 f[mb][j] = r;
             }
         }
