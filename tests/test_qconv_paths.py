@@ -1071,7 +1071,8 @@ def test_halo_several_tiles_exact(fast_device, rng, types):
 def test_few_channels_exact(fast_device, rng, types):
     """conv.coopmat.few (forced) on channels-last inputs: runs of 32 pixels cut by the row's end (widths
     off 32, 4 to 16 output channels), two images, padding of 0-2 (taps outside the input on every
-    side), 32 and 64 input channels (two 32-channel chunks a tap), 1x1 to 5x5 filters, distinct filter
+    side), 32 and 64 input channels (two 32-channel chunks a tap), 1x1 to 4x3 filters (5x5 where shared
+    memory allows), distinct filter
     zero points (the window sums), outputs packed NCHW and with gapped rows (four pixels of a channel a
     word) and NHWC (four channels of a pixel a word, pixels m or m + 4 bytes apart); against the
     reference."""
@@ -1099,8 +1100,9 @@ def test_few_channels_exact(fast_device, rng, types):
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_few_channels_float_output_exact(fast_device, rng, types):
     """conv.coopmat.few.float (conv.coopmat.few forced, with the ONNX runner's float tail): each output
-    dequantized and stored where a DepthToSpace of block 1-3 puts it, in either order, with window sums
-    and runs cut by the row's end; against the reference's convolution, DepthToSpace and dequantization."""
+    dequantized (a negative zero point among them) and stored where a DepthToSpace of block 1-3 puts it,
+    in either order, with window sums and runs cut by the row's end; against the reference's
+    convolution, DepthToSpace and dequantization."""
     # (kh, kw), h, w, mg, padding, (block, crd, scale, zero point)
     cases = [((3, 3), 5, 36, 4, (1, 1, 1, 1), (2, True, 0.0371, 3)), ((3, 3), 4, 20, 8, (1, 1, 1, 1), (2, False, 0.5, -2)),
              ((3, 3), 3, 44, 9, (1, 1, 1, 1), (3, True, 0.013, 0)), ((1, 1), 2, 64, 16, (0, 0, 0, 0), (1, False, 1.5, 7))]
