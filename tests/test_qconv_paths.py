@@ -1578,7 +1578,7 @@ def test_dequantized_output_only_where_conv_dot_runs(device):
         fused = desc.compile_dequantized(device, (2, True, np.float32(0.5), -3))
         assert desc.compile_dequantized(device, (3, False, 0.5, 3)) is None     # 4 channels: not 9 a block
     assert [k.variant for k in fused.kernels] == ["conv.dot.float"]
-    assert C(fused.kernels[0])["D2S"] == 2 and C(fused.kernels[0])["DQ_ZP"] == 2**32 - 3
+    assert C(fused.kernels[0])["D2S"] == 2 and C(fused.kernels[0])["DQ_ZP_BITS"] == 2**32 - 3
     out = fused.output_descs[0]
     assert (out.data_type, tuple(out.sizes)) == (F32, (1, 1, 8, 16))
     with pytest.raises(ValueError, match="has no variant"):
