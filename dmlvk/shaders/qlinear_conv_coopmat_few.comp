@@ -84,10 +84,10 @@ shared float mult_sh[16];                         // its multiplier
 #define UNROLL_REAL [[unroll]]
 #endif
 
-// The bits of channel m's output for sum a (window sum csum) dequantized, float32(q - zero point) *
-// DQ_SCALE, as conv.dot.float computes it.
-uint dequantized(uint m, int a, int csum, Requant rq) {
-    int q = int(requantized_bits(a + cb_sh[m] + cw_sh[m] * csum, mult_sh[m], rq) - 0x4B400000u) + int(params[1]);
+// The bits of channel m's output q for sum a (window sum csum; the output zero point yzp) dequantized,
+// float32(q - zero point) * DQ_SCALE, as conv.dot.float computes it.
+uint dequantized(uint m, int a, int csum, Requant rq, int yzp) {
+    int q = int(requantized_bits(a + cb_sh[m] + cw_sh[m] * csum, mult_sh[m], rq) - 0x4B400000u) + yzp;
     precise float f = float(q - int(DQ_ZP_BITS)) * uintBitsToFloat(DQ_SCALE);
     return floatBitsToUint(f);
 }
@@ -179,7 +179,8 @@ void tile(uint n, uint oh, uint ow0, bool live, uint base) {
                 // column-row-depth, block 2: channels 2k and 2k + 1 side by side in one block row
                 [[unroll]] for (uint m = 0; m < 16; m += 2) {
                     if (m >= mg) break;
-                    y_vec2[FLOAT_AT(m, m / 4, m % 4) / 2] = uvec2(dequantized(m, V(m), csum, rq), dequantized(m + 1, V(m + 1), csum, rq));
+                    y_vec2[FLOAT_AT(m, m / 4, m % 4) / 2] = uvec2(dequantized(m, V(m), csum, rq, yzp),
+                                                                  dequantized(m + 1, V(m + 1), csum, rq, yzp));
                 }
                 return;
             }
@@ -187,7 +188,7 @@ void tile(uint n, uint oh, uint ow0, bool live, uint base) {
                 if (m >= mg) break;
                 uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
                 uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;        // (row, column) in the block
-                y_words[FLOAT_AT(m, c, blk)] = dequantized(m, V(m), csum, rq);
+                y_words[FLOAT_AT(m, c, blk)] = dequantized(m, V(m), csum, rq, yzp);
             }
             return;
         }

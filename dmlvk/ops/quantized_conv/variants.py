@@ -458,8 +458,7 @@ def _plan(d, sel: Selection) -> tuple:
                count=geo["quad_items"] if quad else geo["xp_bytes"] // 32,
                slots=(INPUT, FILTER, PARAMS, XP), local_size=128)]
     kernels += [
-        TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * geo["mp"] * 256,
-               slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+        _filter_packing(d, spec, push, geo["mp"]),
         TABLE[name].kernel(spec=spec, push=push, count=tiles * geo["split"] * 256,
                slots=(INPUT if nhwc else XP, WP, PARAMS, PART if split else OUTPUT), local_size=256,
                defines=(("WM_FIXED", geo["wm"]),) + _emulation(sel.capabilities) + ((("NHWC_INPUT", 1),) if nhwc else ()))]
@@ -620,7 +619,8 @@ def float_output(d, kernels: list, block: int, crd: bool, scale, zero_point: int
         return None
     main = kernels[-1]
     if len(kernels) == 1 and main.variant in ("conv.dot", "conv.dot.nhwc"):
-        if TABLE["conv.dot"].constants(main)["CL_OUT"] or TABLE["conv.dot"].constants(main)["INT32_OUT"]:
+        constants = TABLE["conv.dot"].constants(main)
+        if constants["CL_OUT"] or constants["INT32_OUT"]:
             return None
         name = "conv.dot.float"
     elif [k.variant for k in kernels] == ["conv.coopmat.pack_filter", "conv.coopmat.few"]:
@@ -661,8 +661,7 @@ def _few_plan(d, sel: Selection) -> Optional[tuple]:
     while subgroups > 1 and not caps.fits_shared(few_shared_bytes(constants, subgroups)):
         subgroups //= 2
     local, per_wg = 32 * subgroups, subgroups * sel["FEW_RUNS"]
-    return ([TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=mp * 256,
-                    slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+    return ([_filter_packing(d, spec, push, mp),
              TABLE["conv.coopmat.few"].kernel(spec=dict(spec, CQ=cg // 16, INT32_OUT=0, WSUM=1, OUT_CL=int(cl),
                                      RUNS=sel["FEW_RUNS"]),
                     push=push, count=-(-runs // per_wg) * local, slots=(INPUT, WP, PARAMS, OUTPUT),
@@ -821,13 +820,19 @@ def _gathering_plan(d, sel: Selection, name: str, define: str, pixel_tiles: int,
     spec.update(WM_SPEC=wm, PACKED_OUT=packed_out, SPLIT=1)
     emulated = _emulation(sel.capabilities)
     kernels = [
-        TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
-               slots=(INPUT, FILTER, PARAMS, WP), local_size=256),
+        _filter_packing(d, spec, push, mp),
         TABLE[name].kernel(spec=dict(spec, **(extra or {})), push=push,
                count=d.group_count * (mp // bm) * pixel_tiles * 256,
                slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
                defines=(("WM_FIXED", wm),) + emulated + ((define, 1),))]
     return kernels, (4, wp_bytes)                 # no packed input: XP's scratch is a placeholder
+
+
+def _filter_packing(d, spec: dict, push: dict, mp: int) -> Kernel:
+    """The packing of the filter into Wp (qconv_pack_filter.comp) for the cooperative-matrix kernels:
+    MP channel rows a group, one workgroup of 256 a row."""
+    return TABLE["conv.coopmat.pack_filter"].kernel(spec=spec, push=push, count=d.group_count * mp * 256,
+                                                    slots=(INPUT, FILTER, PARAMS, WP), local_size=256)
 
 
 def _emulation(caps) -> tuple:
