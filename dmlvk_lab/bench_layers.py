@@ -22,7 +22,7 @@ from typing import List, Optional
 import numpy as np
 
 from dmlvk.ops.quantized_conv.variants import TABLE as CONV_TABLE
-from dmlvk.runtime.commands import time as time_dispatches, time_each
+from dmlvk.runtime.commands import Program, time as time_dispatches, time_each
 from dmlvk.runtime.kernel import Kernel
 from .cases import MiB
 
@@ -60,6 +60,22 @@ def int8_peak(timer) -> Optional[float]:
     result = dev.buffer(PEAK_SUBGROUPS * 256 * 4)
     t = timer(lambda n: time_dispatches(dev, [(kernel, (operands, result))], n))["median_s"]
     return PEAK_SUBGROUPS * PEAK_STEPS * 8 * 2 * 16 * 16 * 32 / t
+
+
+def accumulator_lanes(device) -> Optional[bool]:
+    """Whether the device's int32 accumulator matrices keep their elements where
+    dmlvk/shaders/coopmat_lanes.glsl says (so that conv.coopmat.halo's LANES epilogue runs there rather
+    than its stage), or None where it has no such matrices (emulated ones keep them so by construction)."""
+    caps = device.capabilities
+    if ((16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32") or caps.emulated_cooperative_matrix
+            or caps.subgroup_size != 32):
+        return None
+    kernel = Kernel(shader="coopmat_lanes_probe", spec=(), push=(), count=32, slots=(0, 1), local_size=32,
+                    variant="accumulator lanes probe")
+    index = device.upload(np.arange(256, dtype=np.int32))
+    found = device.buffer((32 + 256) * 4)
+    Program(device, [(kernel, (index, found))]).run()
+    return bool(np.all(found.numpy(np.int32, (32,)) == 1))
 
 
 def copy_bandwidth(timer) -> float:
@@ -123,7 +139,10 @@ def markdown(section: dict) -> List[str]:
     out = ["## One frame, dispatch by dispatch, against the floors", "",
            f"Same run: copy bandwidth {section['copy_bandwidth'] / 1e9:,.0f} GB/s (64 MiB uvec4 copy, read + written); "
            + (f"int8 cooperative-matrix peak {peak / 1e12:,.0f} TOPS (register-resident 16x16x32)." if peak
-              else "no int8 cooperative matrices (memory floor only)."),
+              else "no int8 cooperative matrices (memory floor only).")
+           + {True: " Accumulator elements where dmlvk/shaders/coopmat_lanes.glsl says (LANES epilogues run).",
+              False: " Accumulator elements elsewhere than dmlvk/shaders/coopmat_lanes.glsl says (LANES epilogues "
+                     "fall back to the stage).", None: ""}[section.get("accumulator_lanes")],
            "Bytes: the buffers a dispatch binds, each once; operations: 2 a multiply-add of a convolution's main "
            "kernel. Floor: the larger of bytes / bandwidth and operations / peak. us alone: the dispatch run "
            "back to back over the same buffers; us in the frame: the frame's dispatches run in order, frame after "

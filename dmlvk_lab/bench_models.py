@@ -81,7 +81,8 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             "model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
                      "QOperator per-channel, u8 activations, 7-bit s8 weights",
             "nodes": session.nodes, "rows": rows,
-            "layers": {"copy_bandwidth": bandwidth, "int8_peak_ops": peak, "frames": frames}}
+            "layers": {"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
+                       "accumulator_lanes": bench_layers.accumulator_lanes(device), "frames": frames}}
 
 
 def _consume(outputs) -> None:

@@ -96,7 +96,8 @@ def test_the_package_builds_every_variant_of_the_tables():
     wanted = {(v.shader, defines) for t in TABLES for v in t for defines in v.builds}
     assert wanted <= built, wanted - built
     # beyond the tables: the benchmarks' yardsticks (the copy kernel, the int8 peak probe) and ONNX's Q/DQ
-    assert {s for s, _ in built - wanted} == {"copy", "coopmat_peak", "quantize_linear", "dequantize_linear"}
+    assert {s for s, _ in built - wanted} == {"copy", "coopmat_peak", "coopmat_lanes_probe", "quantize_linear",
+                                                "dequantize_linear"}
 
 
 def test_a_forced_variant_is_checked():

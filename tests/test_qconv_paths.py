@@ -14,6 +14,7 @@ from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator,
                                       prepare_call, small_tensor_bytes)
 from dmlvk.ops.base import array_binding
 from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST
+from dmlvk_lab.bench_layers import accumulator_lanes
 from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
 from dmlvk.runtime.capabilities import Capabilities
@@ -29,7 +30,7 @@ U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
 
 def coopmat_caps(subgroup=32, k=32):
     t = CooperativeMatrixType(16, 16, k, "int8", "int8", "int32", "int32", False, "subgroup")
-    return Capabilities(features=frozenset({"cooperativeMatrix", "shaderInt8"}), subgroup_size=subgroup,
+    return Capabilities(features=frozenset({"cooperativeMatrix", "shaderInt8", "subgroupShuffle"}), subgroup_size=subgroup,
                         min_subgroup_size=subgroup, max_subgroup_size=subgroup, cooperative_matrix_types=(t,))
 
 
@@ -1022,16 +1023,19 @@ def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pad
     return C(op.kernels[-1])[constant], np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("lanes", [True, False], ids=["lanes", "stage"])
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_halo_tiles_exact(fast_device, rng, types):
+def test_halo_tiles_exact(fast_device, rng, types, lanes):
     """conv.coopmat.halo (forced) on channels-last inputs: tiles cut by the image's last rows and columns
     (heights and widths off 8 and 32), two images, padding of 0-2, groups of 32 channels with 9-40 output
     channels (tiles holding rows past them, two channel tiles), distinct filter zero points (the window
     sums), and outputs packed NCHW (16-byte and whole-word stores), NHWC (16 channels a store where a
     group's channels come in sixteens and the strides in 16 bytes; four channels a word where they come
     in fours: groups of 20 leave the words past them alone; else byte stores) and with gapped rows (byte
-    stores); against the reference."""
+    stores); against the reference. Channels-last outputs requantized in the accumulators' lanes (LANES,
+    the default: each 4 x 4 byte block transposed across lanes, 16 channels a store from two lanes' words)
+    and through the stage (HALO_LANES off)."""
     # (kh, kw), h, w, groups, mg, output kind, padding, PACKED_OUT
     cases = [((3, 3), 11, 48, 1, 20, "packed", (1, 1, 1, 1), 2), ((3, 3), 9, 36, 2, 40, "packed", (0, 1, 1, 1), 1),
              ((1, 1), 8, 33, 1, 16, "nhwc", (2, 0, 1, 1), 4), ((2, 3), 17, 20, 1, 9, "gapped", (0, 1, 2, 1), 0),
@@ -1040,7 +1044,7 @@ def test_halo_tiles_exact(fast_device, rng, types):
              ((3, 3), 11, 40, 2, 20, "nhwc", (1, 1, 1, 1), 3), ((3, 3), 9, 36, 1, 9, "nhwc", (1, 1, 1, 1), 0)]
     for (kh, kw), h, w, g, mg, out_kind, pads, packed in cases:
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, 32 * g, h, w), 32, mg, g, kh, kw,
-                                pads, True, out_kind)
+                                pads, True, out_kind, tuning=dict(HALO_LANES=lanes))
         assert got == (packed, True), (kh, kw, h, w, g, mg, out_kind, pads)
 
 
@@ -1209,8 +1213,23 @@ def test_halo_tiles_choice():
     assert main(layer(strides=(2, 2))) == "conv.coopmat.nhwc"
     assert main(layer(dil=(1, 2))) == "conv.coopmat.nhwc"
     assert main(layer(k=5)) == "conv.coopmat.nhwc"                   # 5x5 x 64 channels: past 48 KiB
-    assert main(layer(c=32, k=5)) == "conv.coopmat.halo"             # 5x5 x 32 channels: 45.75 KiB
+    assert main(layer(c=32, k=5)) == "conv.coopmat.halo"             # 5x5 x 32 channels: 46.1 KiB
     assert main(layer(channels_last=False)) != "conv.coopmat.halo"
+    lanes = lambda d, tuning=None: C(d.plan(gpu, tuning=tuning)[0][-1])["LANES"]
+    assert (lanes(layer()), lanes(layer(), {"HALO_LANES": False})) == (1, 0)   # the channels-last epilogue's
+
+
+def test_accumulator_lanes_on_nvidia(fast_device):
+    """NVIDIA's int32 accumulator matrices keep their elements where dmlvk/shaders/coopmat_lanes.glsl
+    says, so that conv.coopmat.halo's LANES epilogue runs there (where they do not, its subgroups find
+    so and take the stage); the probe answers on any device with cooperative matrices of its own."""
+    found = accumulator_lanes(fast_device)
+    if found is None:
+        pytest.skip("no cooperative matrices of its own (the emulation keeps its elements so by construction)")
+    if "NVIDIA" in fast_device.name:
+        assert found, "NVIDIA's accumulators no longer where coopmat_lanes.glsl says: LANES never runs there"
+    else:
+        assert isinstance(found, bool)
 
 
 def test_row_tiles_fast_path_choice():

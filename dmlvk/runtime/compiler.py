@@ -91,6 +91,7 @@ VARIANTS = (
     ("dequantize_linear", ()),
     ("copy", ()),
     ("coopmat_peak", ()),
+    ("coopmat_lanes_probe", ()),
 )
 TARGET_ENV = "vulkan1.1"
 COMPILE_TIMEOUT_S = 120

@@ -12,7 +12,8 @@
 //   are workgroup barriers (the kernel reaches them in uniform control flow).
 // Loads are lazy: an A or B matrix records where it was loaded from, and the multiply-add reads
 // the shared array then (the kernel does not write it between the two). An invocation holds 8
-// elements of each C matrix: row lane / 2, columns (lane % 2) * 8 .. + 7. The multiply-add's
+// elements of each C matrix where NVIDIA's hold them (coopmat_lanes.glsl), so that a kernel's
+// requantization in the accumulators' own lanes (LANES) runs here as it does there. The multiply-add's
 // loops are unrolled (Mesa 22.3's lavapipe ends an invocation's loops after 65,535 iterations in
 // all, Capabilities.loop_iteration_limit, which a loop per product reached from 2,048 taps on), or
 // with COOPMAT_EMU_ROLLED, for devices without that limit, kept as loops (SwiftShader compiled the
@@ -22,6 +23,8 @@
 #else
 #define EMU_UNROLL [[unroll]]
 #endif
+
+#include "coopmat_lanes.glsl"
 
 struct EmuAB { uint off; uint stride; int fill; bool filled; };
 struct EmuC { int v[8]; };
@@ -39,25 +42,22 @@ struct EmuC { int v[8]; };
 
 #define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false)
 #define coopMatStore(m, arr, off, stride, layout) {                                            \
-        uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e)                                   \
-            arr[uint(off) + emu_row * uint(stride) + emu_col + emu_e] = m.v[emu_e];            \
+            arr[uint(off) + c_row(SUBGROUP_LANE, emu_e) * uint(stride) + c_col(SUBGROUP_LANE, emu_e)] = m.v[emu_e]; \
     }
 
 // C stored row-major to a uvec4 array, off and stride counted in ints (4 a uvec4).
 #define coopMatStoreWords(m, arr, off, stride) {                                               \
-        uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e) {                                 \
-            uint emu_i = uint(off) + emu_row * uint(stride) + emu_col + emu_e;                  \
+            uint emu_i = uint(off) + c_row(SUBGROUP_LANE, emu_e) * uint(stride) + c_col(SUBGROUP_LANE, emu_e); \
             arr[emu_i >> 2][emu_i & 3u] = uint(m.v[emu_e]);                                     \
         }                                                                                       \
     }
 
 // C stored column-major to a uvec4 array (element (row, col) at off + col * stride + row, in ints).
 #define coopMatStoreWordsColumns(m, arr, off, stride) {                                        \
-        uint emu_row = SUBGROUP_LANE / 2u, emu_col = (SUBGROUP_LANE % 2u) * 8u;                 \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e) {                                 \
-            uint emu_i = uint(off) + (emu_col + emu_e) * uint(stride) + emu_row;                \
+            uint emu_i = uint(off) + c_col(SUBGROUP_LANE, emu_e) * uint(stride) + c_row(SUBGROUP_LANE, emu_e); \
             arr[emu_i >> 2][emu_i & 3u] = uint(m.v[emu_e]);                                     \
         }                                                                                       \
     }
@@ -68,10 +68,9 @@ int emu_int8(uvec4 v, uint k) {
 }
 
 EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
-    uint row = SUBGROUP_LANE / 2u, col0 = (SUBGROUP_LANE % 2u) * 8u;
     EMU_UNROLL for (uint e = 0u; e < 8u; ++e) {
         int s = c.v[e];
-        uint col = col0 + e;
+        uint row = c_row(SUBGROUP_LANE, e), col = c_col(SUBGROUP_LANE, e);
         EMU_UNROLL for (uint k = 0u; k < 32u; ++k) {
             int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
             int bv = b.filled ? b.fill : emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);

@@ -58,7 +58,11 @@
 //
 // HALO's and WINDOW_TAPS's channels-last outputs: with PACKED_OUT 3 stored whole words at a time
 // (four channels of a pixel a word), with PACKED_OUT 4 (16-byte strides, Mg a multiple of 16)
-// 16 bytes at a time (a fragment's 16 channels of a pixel, one lane a pixel).
+// 16 bytes at a time (a fragment's 16 channels of a pixel, one lane a pixel). With LANES (HALO) they
+// are requantized where the accumulators hold them, in each lane's own elements, and their bytes
+// brought to the lanes that store them by subgroup shuffles, with no round trip through shared
+// memory; this needs the accumulators' elements where coopmat_lanes.glsl says they are, which each
+// subgroup checks first (else the stage, as without LANES).
 //
 // With COOPMAT_EMULATED (devices without VK_KHR_cooperative_matrix, lavapipe in CI) the same source
 // runs on coopmat_emulation.glsl: the matrices, their loads, stores and multiply-adds, and
@@ -70,6 +74,10 @@
 #endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#if defined(HALO) && !defined(COOPMAT_EMULATED)
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int32 : require
 #extension GL_EXT_control_flow_attributes : require
@@ -105,6 +113,12 @@ layout(constant_id = 13) const uint TILES = 1;
 #else
 const uint TILES = 1;
 #endif
+#ifdef HALO
+// 1: the channels-last outputs (PACKED_OUT 3, 4) requantized in the accumulators' own lanes (see above)
+layout(constant_id = 14) const uint LANES = 1;
+#else
+const uint LANES = 0;
+#endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
@@ -121,9 +135,9 @@ bool prefetched = false;
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
-layout(constant_id = 14) const uint KH1 = 5;
-layout(constant_id = 15) const uint KW1 = 5;
-layout(constant_id = 16) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
+layout(constant_id = 15) const uint KH1 = 5;
+layout(constant_id = 16) const uint KW1 = 5;
+layout(constant_id = 17) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
 // As holds the first layer's filter rows (two vectors a channel) before this layer's
 shared uvec4 As[BM * AQ > 2 * M1 ? BM * AQ : 2 * M1];
@@ -132,6 +146,9 @@ shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, bias
 #else
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
 #endif
+// LANES: the filter rows' channels' biases (corrected: Wp's corr added), cw and multipliers' bits,
+// [0, BM), [BM, 2 BM), [2 BM, 3 BM), loaded with the rows (their latency off each epilogue)
+shared uint ch_sh[3 * BM];
 #elif defined(WINDOW_TAPS)
 const uint CG_MAX = 32 / (KH * KW);           // the most input channels a group with 32 taps or fewer
 const uint TR = 3;                            // uvec4 a row of As and Bs: 32 taps and 16 bytes of padding
@@ -201,8 +218,71 @@ shared int stage[8 * 256];
 #endif
 #ifdef COOPMAT_EMULATED
 #define UNROLL_REAL
+#define C_ELEM(m, e) (m).v[e]
 #else
 #define UNROLL_REAL [[unroll]]
+#define C_ELEM(m, e) (m)[e]
+#include "coopmat_lanes.glsl"
+#endif
+
+#ifdef HALO
+// Whether this subgroup's accumulators keep their elements where coopmat_lanes.glsl says (LANES): an
+// index matrix stored into its stage at `sbase` and loaded as an accumulator, once (TILES > 1: at the
+// first tile). (The emulation keeps them so.) In uniform control flow, the stage free.
+int lanes_found = -1;
+bool lanes_as_expected(uint sbase) {
+#ifdef COOPMAT_EMULATED
+    return true;
+#else
+    if (lanes_found >= 0) return lanes_found != 0;
+    uint lane = SUBGROUP_LANE;
+    [[unroll]] for (uint e = 0; e < 8; ++e) STAGE_SET(sbase + e * 32 + lane, int(e * 32 + lane));
+    SUBGROUP_MEMORY_BARRIER_SHARED();
+    SUBGROUP_BARRIER();
+    MAT_C idx;
+    coopMatLoad(idx, STAGE_MEM, sbase / 4, 4, gl_CooperativeMatrixLayoutRowMajor);
+    bool ok = idx.length() == 8;
+    for (int e = 0; e < idx.length() && e < 8; ++e)
+        ok = ok && uint(idx[e]) == c_row(lane, e) * 16 + c_col(lane, e);
+    SUBGROUP_BARRIER();
+    lanes_found = subgroupAll(ok) ? 1 : 0;
+    return lanes_found != 0;
+#endif
+}
+
+// The value v of the lane `mask` apart (subgroup shuffles; emulated: through the subgroup's stage at sbase,
+// in uniform control flow).
+uint lane_xor(uint v, uint mask, uint sbase) {
+#ifdef COOPMAT_EMULATED
+    STAGE_SET(sbase + SUBGROUP_LANE, int(v));
+    SUBGROUP_MEMORY_BARRIER_SHARED();
+    SUBGROUP_BARRIER();
+    uint r = uint(STAGE(sbase + (SUBGROUP_LANE ^ mask)));
+    SUBGROUP_BARRIER();
+    return r;
+#else
+    return subgroupShuffleXor(v, mask);
+#endif
+}
+
+// Two 4 x 4 byte blocks transposed across the four lanes of a quad (lanes 4 apart, quad index iq =
+// lane / 4 % 4): w[b] holds row iq of block b (its byte s: column s); returned, w[b] holds column iq
+// (its byte r: row r). Two exchanges of half the bytes, both blocks' in one word.
+void quad_transpose(inout uint w[2], uint iq, uint sbase) {
+    // with the lane 8 apart (iq ^ 2): keep the columns of this lane's half (iq & 2), send the others;
+    // then x[b]'s byte 2 * rs + cs is row (iq & 1) | 2 * rs, column (iq & 2) | cs
+    bool hi = (iq & 2u) != 0u;
+    uint own0 = hi ? w[0] >> 16 : w[0] & 0xFFFFu, own1 = hi ? w[1] >> 16 : w[1] & 0xFFFFu;
+    uint got = lane_xor(hi ? (w[0] & 0xFFFFu) | (w[1] << 16) : (w[0] >> 16) | (w[1] & 0xFFFF0000u), 8u, sbase);
+    uint x0 = hi ? (got & 0xFFFFu) | (own0 << 16) : own0 | (got << 16);
+    uint x1 = hi ? (got >> 16) | (own1 << 16) : own1 | (got & 0xFFFF0000u);
+    // with the lane 4 apart (iq ^ 1): keep column iq's bytes (cs = iq & 1), send the others
+    const uint EVEN = 0x00FF00FFu, ODD = 0xFF00FF00u;
+    bool odd = (iq & 1u) != 0u;
+    got = lane_xor(odd ? (x0 & EVEN) | ((x1 & EVEN) << 8) : (x0 & ODD) | ((x1 & ODD) >> 8), 4u, sbase);
+    w[0] = odd ? (x0 & ODD) | ((got & ODD) >> 8) : (x0 & EVEN) | ((got & EVEN) << 8);
+    w[1] = odd ? (x1 & ODD) | (got & EVEN) : (x1 & EVEN) | (got & ODD);
+}
 #endif
 
 #ifdef TILES_8X32
@@ -504,13 +584,20 @@ void tile_main(uint wg, uint k, uint next) {
         // the filter rows: Wp's first KQ vectors of rows mt * BM .. (once a workgroup where its tiles
         // share them)
         uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
-        if (k == 0 || mtiles * G > 1)
+        if (k == 0 || mtiles * G > 1) {
             [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
                 uint e = e0 + t;
                 if (e >= BM * KQ) break;
                 uint row = e / KQ, kq = e % KQ;
                 As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];
             }
+            if (LANES != 0 && t < BM) {
+                uint M = p.out_sizes.y, me = g * p.mg + min(mt * BM + t, p.mg - 1);
+                ch_sh[t] = w_words[me] + params[2 + 2 * M + me];
+                ch_sh[BM + t] = w_words[M + me];
+                ch_sh[2 * BM + t] = params[2 + me];
+            }
+        }
         barrier();
 #ifndef PAIR
         // the next tile's window into registers, its loads in flight while this tile's taps multiply
@@ -729,6 +816,9 @@ void tile_main(uint wg, uint k, uint next) {
     uint M = p.out_sizes.y;
     float yzp = float(int(params[1]));
     Requant rq = requant_for(int(params[1]));          // the packed outputs' (requantized_bits)
+#ifdef HALO
+    bool lanes = LANES != 0 && (PACKED_OUT == 3 || PACKED_OUT == 4) && lanes_as_expected(sbase);
+#endif
     [[unroll]] for (uint i = 0; i < FM; ++i) {
         uint mf = mrow0 + i * 16;                       // the fragment's first channel in the group
 #ifndef COOPMAT_EMULATED
@@ -744,6 +834,55 @@ void tile_main(uint wg, uint k, uint next) {
         float mult = uintBitsToFloat(params[2 + m]);
 #ifdef TILES_8X32
         if (PACKED_OUT == 3 || PACKED_OUT == 4) {
+#ifdef HALO
+            if (lanes) {
+                // Lane 16 k + 4 iq + q holds channels mf + 4 k + iq and that + 8 (rows), pixels 2 q, 2 q + 1
+                // and those + 8 (its column slots) of each fragment; after the quads' transposes, pixel c's
+                // channels mf + 4 k .. + 3 and mf + 8 + 4 k .. + 3.
+                uint q = lane % 4, iq = (lane / 4) % 4, k = lane / 16, c = 2 * q + (iq & 1) + 8 * (iq >> 1);
+                int cbl[2], cwl[2];
+                float mul[2];
+                [[unroll]] for (uint h = 0; h < 2; ++h) {
+                    uint row = i * 16 + lane / 4 + 8 * h;     // in the filter tile (mf = mt * BM + i * 16)
+                    cbl[h] = int(ch_sh[row]);
+                    cwl[h] = int(ch_sh[BM + row]);
+                    mul[h] = uintBitsToFloat(ch_sh[2 * BM + row]);
+                }
+                uint v4[4];                                   // PACKED_OUT 4: [j * 2 + h]
+                [[unroll]] for (uint j = 0; j < 2; ++j) {
+                    uint w[2] = { 0u, 0u };                   // its rows' bytes, a column slot a byte
+                    [[unroll]] for (uint e = 0; e < 8; ++e) {
+                        uint h = c_half(e);
+                        int a = C_ELEM(acc[i][j], e) + cbl[h];
+                        if (wsum) a += cwl[h] * C_ELEM(sums[j], e);   // (every row of sums: the pixels' window sums)
+                        w[h] += requantized_bits(a, mul[h], rq) << (8 * c_slot(e));
+                    }
+                    [[unroll]] for (uint h = 0; h < 2; ++h) w[h] = requantized_word(w[h], rq);
+                    quad_transpose(w, iq, sbase);
+                    if (PACKED_OUT == 4) {
+                        v4[j * 2] = w[0];
+                        v4[j * 2 + 1] = w[1];
+                        continue;
+                    }
+                    uint ow = h_ow0 + j * 16 + c, mc = mf + 4 * k;
+                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
+                        uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
+                        [[unroll]] for (uint h = 0; h < 2; ++h)
+                            if (mc + 8 * h < p.mg) y_words[at + 2 * h] = w[h];
+                    }
+                }
+                if (PACKED_OUT == 4) {
+                    // lanes k store pixel c of fragment j = k: 16 channels, half of them the lane 16 apart's
+                    bool k0 = k == 0;
+                    uint r0 = lane_xor(k0 ? v4[2] : v4[0], 16u, sbase), r1 = lane_xor(k0 ? v4[3] : v4[1], 16u, sbase);
+                    uvec4 px16 = k0 ? uvec4(v4[0], r0, v4[1], r1) : uvec4(r0, v4[2], r1, v4[3]);
+                    uint ow = h_ow0 + 16 * k + c;
+                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
+                        y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
+                }
+                continue;
+            }
+#endif
             // Channels last (channel stride 1, the others whole words; Mg a multiple of 4): each
             // fragment stored column-major into the subgroup's stage (a pixel's 16 channels
             // contiguous, columns 20 ints apart: with 16, four lanes' stores met in one bank, and the

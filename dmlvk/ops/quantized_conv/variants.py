@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from ...enums import DataType
-from ...runtime.capabilities import CPU_KERNELS
+from ...runtime.capabilities import CPU_KERNELS, SUBGROUP_SHUFFLE
 from ...runtime.kernel import Kernel
 from ...tensor import TensorDesc
 from ..variants import Need, Rule, Selection, Table, Variant
@@ -41,7 +41,8 @@ _WINDOW_BUILDS = tuple((("WM_FIXED", wm),) + e + (("WINDOW_TAPS", 1),) for wm in
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
     """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
-    rows of 32 + KW - 1 positions, 32 filter rows, each with 16 bytes of padding), the row tiles Xt
+    rows of 32 + KW - 1 positions, 32 filter rows, each with 16 bytes of padding, and their channels'
+    three numbers), the row tiles Xt
     (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM
     channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
     stage, which with real matrices and no row tiles (with HALO always) is the B tile's memory."""
@@ -51,13 +52,13 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         return 48 * (32 * constants["WM_SPEC"] + 256) + 4 * ((8 + kh - 1) * (32 + kw - 1) * (32 // (kh * kw)) // 4 + 2) + 128
     if ("HALO", 1) in defines:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
-        window, rows = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1)
+        window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1), 32 * 3 * 4
         if ("PAIR", 1) not in defines:
-            return 16 * (window * (cq + 1) + rows)
+            return 16 * (window * (cq + 1) + rows) + channels
         # the layer before's filter rows in the rows' memory, its input window's bytes and its
         # channels' numbers
         first = (8 + kh + constants["KH1"] - 2) * (32 + kw + constants["KW1"] - 2)
-        return 16 * (window * (cq + 1) + max(rows, 32 * cq)) + 4 * (-(-first // 4)) + 192 * cq
+        return 16 * (window * (cq + 1) + max(rows, 32 * cq)) + channels + 4 * (-(-first // 4)) + 192 * cq
     if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
     stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
@@ -66,7 +67,7 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
                        "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
-                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)); the "
+                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)) + 384; the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
@@ -135,7 +136,7 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
@@ -144,9 +145,12 @@ _VARIANTS = [
             "group's channels come in sixteens and its strides in 16 bytes, else four channels a word where "
             "they come in fours; past HALO_WORKGROUPS tiles (one group, one 32-channel tile), each workgroup "
             "computes TILES tiles one after the other, its filter rows loaded once and each next tile's window "
-            "loaded into registers while the tile before multiplies",
-            requires=("cooperativeMatrix", "shaderInt8"), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
-            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=264),
+            "loaded into registers while the tile before multiplies; channels-last outputs requantized in the "
+            "accumulators' own lanes and brought to the lanes that store them by subgroup shuffles (LANES, "
+            "HALO_LANES) where the device's accumulators keep their elements as NVIDIA's do (each subgroup "
+            "checks; else through a stage in shared memory)",
+            requires=("cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -168,15 +172,20 @@ _VARIANTS = [
                      "tiles a workgroup at 1080x1920 (8,100 tiles, same-run probes in the frame): 291.1 / 289.5 us "
                      "with HALO_WORKGROUPS 264 (129 registers: one workgroup an SM, two waves), 286.5-286.6 with "
                      "132, 294.9 with 396, 300.8 with 528, 304.4 with 1,056, against 299.9-302.3 with one tile a "
-                     "workgroup; without the next window's loads in registers 292.4 with 264 (114 registers)",
+                     "workgroup; without the next window's loads in registers 292.4 with 264 (114 registers). "
+                     "The lanes' epilogue (LANES; same-run probes in the frame, tools/ablations/lanes.py): 276.5 us "
+                     "against the stage's 290.3 at 1080x1920, 1,052.9 against 1,103.7 at 2160x3840 (its channels' "
+                     "numbers staged with the filter rows: 282.8 and 1,072.1 with them loaded in each epilogue); "
+                     "with HALO_WORKGROUPS 132 273.9 and 1,044.0",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "KH1", "KW1", "X1_SIGNED"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KH1", "KW1", "X1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
             "QLinearConv as one kernel (pair_plan, ConvolutionPairOperator)",
-            requires=("cooperativeMatrix", "shaderInt8", "shaderIntegerDotProduct"), builds=_PAIR_BUILDS,
+            requires=("cooperativeMatrix", "shaderInt8", "shaderIntegerDotProduct", SUBGROUP_SHUFFLE),
+            builds=_PAIR_BUILDS,
             needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=1 << 20),
             wins=Rule("the first layer's output at most PAIR_MAX_POSITIONS positions (N x OH x OW)",
                       lambda d, positions, most: positions <= most),
@@ -723,7 +732,7 @@ def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
     (pack, main), scratch = _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16,
-                                             extra=dict(TILES=1))
+                                             extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"]))))
     tiles = main.count // main.local_size              # workgroups of one tile each
     per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
     if several and per > 1 and d.group_count == 1 and mg <= 32:          # one group, one 32-channel filter tile
@@ -761,7 +770,9 @@ def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
     if halo is None:
         return None
     (pack, main), scratch = halo
-    constants = dict(TABLE["conv.coopmat.halo"].constants(main), KH1=kh1, KW1=kw1,
+    # (LANES 0: its one tile a workgroup gained nothing from the lanes' epilogue, 141.2 us against 140.0 at
+    # 540x960 on the H200)
+    constants = dict(TABLE["conv.coopmat.halo"].constants(main), KH1=kh1, KW1=kw1, LANES=0,
                      X1_SIGNED=int(t1[INPUT].data_type == DataType.INT8))
     pair = dataclasses.replace(main, spec=tuple(constants[n] for n in TABLE["conv.coopmat.halo.pair"].spec),
                                defines=main.defines + (("PAIR", 1),), variant="conv.coopmat.halo.pair")
