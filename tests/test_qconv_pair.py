@@ -92,14 +92,16 @@ TYPES = [(np.uint8, np.int8, np.uint8, np.int8, np.uint8), (np.int8, np.uint8, n
          (np.uint8, np.uint8, np.int8, np.int8, np.uint8)]
 
 
+@pytest.mark.parametrize("lanes", [False, True], ids=["dot", "lanes"])
 @pytest.mark.parametrize("types", TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_pair_exact(pair_device, rng, types):
+def test_pair_exact(pair_device, rng, types, lanes):
     """The pair against the reference applied twice and against the two layers compiled alone (the
     first's output written, the second reading it channels-last): 5x5, 3x4 and 1x1 first layers of 32
     channels (64 where the device's shared memory holds the window), the window sums of both layers
     needed or compiled out, paddings that keep or shrink the grids (tiles cut by the image's last rows
     and columns), two images, the second's output packed NCHW or channels-last (16 channels or four a
-    store)."""
+    store); the first layer on packed dot products and (PAIR_LANES) on the cooperative matrices, each
+    subgroup's B tile gathered from the window, requantized in the accumulators' lanes."""
     # n, h, w, first's kernel, its padding, m1, m2, the second's padding, distinct zero points, output
     cases = [(1, 12, 40, (5, 5), (2, 2, 2, 2), 32, 32, (1, 1, 1, 1), False, "nhwc"),
              (2, 19, 70, (5, 5), (2, 2, 2, 2), 32, 32, (1, 1, 1, 1), True, "packed"),
@@ -109,13 +111,15 @@ def test_pair_exact(pair_device, rng, types):
     ran = 0
     for n, h, w, k1, pads1, m1, m2, pads2, distinct, out_kind in cases:
         first, second, raw1, raw2, want = _case(rng, types, n, h, w, k1, pads1, m1, m2, pads2, distinct, out_kind)
-        pair = first.compile_pair(pair_device, second)
+        with pair_device.variants(tuning={"PAIR_LANES": lanes}):
+            pair = first.compile_pair(pair_device, second)
         if pair is None:
             # only the 64-channel window may not fit (lavapipe: 32 KiB of shared memory)
             assert m1 == 64 and pair_device.capabilities.max_shared_memory < 49152
             continue
         ran += 1
         assert [k.variant for k in pair.kernels] == ["conv.coopmat.halo.pair"]
+        assert TABLE["conv.coopmat.halo.pair"].constants(pair.kernels[0])["LANES"] == int(lanes)
         got = _read(_run(pair_device, pair, raw1 + raw2, PAIR_OWNED, second.output_tensor), second.output_tensor,
                     want.dtype, want.shape)
         assert np.array_equal(got, want), (n, h, w, k1, m1, m2, out_kind)

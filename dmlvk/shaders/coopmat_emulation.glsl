@@ -5,7 +5,8 @@
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;
 // - A and B loaded from the shared uvec4 arrays COOPMAT_EMU_A and COOPMAT_EMU_B (offset and stride
-//   in uvec4, as coopMatLoad counts them), or all ones (MAT_A_ONES, MAT_B_ONES), C stored row-major
+//   in uvec4, as coopMatLoad counts them; a B from COOPMAT_EMU_A with coopMatLoadBFromA), or all ones
+//   (MAT_A_ONES, MAT_B_ONES), C stored row-major
 //   to any int array, or row- or column-major to a uvec4 array (coopMatStoreWords,
 //   coopMatStoreWordsColumns);
 // - "subgroups" of 32 consecutive invocations whatever the device's subgroup size, whose barriers
@@ -26,21 +27,23 @@
 
 #include "coopmat_lanes.glsl"
 
-struct EmuAB { uint off; uint stride; int fill; bool filled; };
+struct EmuAB { uint off; uint stride; int fill; bool filled; bool from_a; };
 struct EmuC { int v[8]; };
 
 #define MAT_A EmuAB
 #define MAT_B EmuAB
 #define MAT_C EmuC
 #define MAT_C_ZERO EmuC(int[8](0, 0, 0, 0, 0, 0, 0, 0))
-#define MAT_A_ONES EmuAB(0u, 0u, 1, true)
-#define MAT_B_ONES EmuAB(0u, 0u, 1, true)
+#define MAT_A_ONES EmuAB(0u, 0u, 1, true, false)
+#define MAT_B_ONES EmuAB(0u, 0u, 1, true, false)
 #define SUBGROUP_ID (gl_LocalInvocationID.x / 32u)
 #define SUBGROUP_LANE (gl_LocalInvocationID.x % 32u)
 #define SUBGROUP_BARRIER() barrier()
 #define SUBGROUP_MEMORY_BARRIER_SHARED() memoryBarrierShared()
 
-#define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false)
+#define coopMatLoad(m, arr, off, stride, layout) m = EmuAB(uint(off), uint(stride), 0, false, false)
+// a column-major B read from COOPMAT_EMU_A's array
+#define coopMatLoadBFromA(m, off, stride) m = EmuAB(uint(off), uint(stride), 0, false, true)
 #define coopMatStore(m, arr, off, stride, layout) {                                            \
         [[unroll]] for (uint emu_e = 0u; emu_e < 8u; ++emu_e)                                   \
             arr[uint(off) + c_row(SUBGROUP_LANE, emu_e) * uint(stride) + c_col(SUBGROUP_LANE, emu_e)] = m.v[emu_e]; \
@@ -73,7 +76,9 @@ EmuC coopMatMulAdd(EmuAB a, EmuAB b, EmuC c) {
         uint row = c_row(SUBGROUP_LANE, e), col = c_col(SUBGROUP_LANE, e);
         EMU_UNROLL for (uint k = 0u; k < 32u; ++k) {
             int av = a.filled ? a.fill : emu_int8(COOPMAT_EMU_A[a.off + row * a.stride + k / 16u], k % 16u);
-            int bv = b.filled ? b.fill : emu_int8(COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
+            int bv = b.filled ? b.fill
+                   : emu_int8(b.from_a ? COOPMAT_EMU_A[b.off + col * b.stride + k / 16u]
+                                       : COOPMAT_EMU_B[b.off + col * b.stride + k / 16u], k % 16u);
             s += av * bv;
         }
         c.v[e] = s;

@@ -139,8 +139,12 @@ layout(constant_id = 15) const uint KH1 = 5;
 layout(constant_id = 16) const uint KW1 = 5;
 layout(constant_id = 17) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
-// As holds the first layer's filter rows (two vectors a channel) before this layer's
-shared uvec4 As[BM * AQ > 2 * M1 ? BM * AQ : 2 * M1];
+// As holds the first layer's filter rows (two vectors a channel) before this layer's, and (LANES) each
+// subgroup's B tile of the first layer's taps after them
+const uint A1 = 2 * M1 + 8 * 32;
+shared uvec4 As[BM * AQ > A1 ? BM * AQ : A1];
+shared int tap_at1[32];                       // LANES: the first layer's tap k's byte in Pw from its position's
+shared uint first_mma;                        // LANES: 1 where every subgroup found its accumulators as expected
 shared uint Pw[(PH * PW + 3) / 4];            // the first layer's input window, shifted to int8
 shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, biases (corrected), cw
 #else
@@ -219,9 +223,11 @@ shared int stage[8 * 256];
 #ifdef COOPMAT_EMULATED
 #define UNROLL_REAL
 #define C_ELEM(m, e) (m).v[e]
+#define LOAD_B_FROM_AS(b, off) coopMatLoadBFromA(b, off, 2)
 #else
 #define UNROLL_REAL [[unroll]]
 #define C_ELEM(m, e) (m)[e]
+#define LOAD_B_FROM_AS(b, off) coopMatLoad(b, As, off, 2, gl_CooperativeMatrixLayoutColumnMajor)
 #include "coopmat_lanes.glsl"
 #endif
 
@@ -250,14 +256,17 @@ bool lanes_as_expected(uint sbase) {
 #endif
 }
 
-// The value v of the lane `mask` apart (subgroup shuffles; emulated: through the subgroup's stage at sbase,
-// in uniform control flow).
-uint lane_xor(uint v, uint mask, uint sbase) {
 #ifdef COOPMAT_EMULATED
-    STAGE_SET(sbase + SUBGROUP_LANE, int(v));
+shared uint lane_sh[256];
+#endif
+// The value v of the lane `mask` apart (subgroup shuffles; emulated: through shared memory, in uniform
+// control flow).
+uint lane_xor(uint v, uint mask) {
+#ifdef COOPMAT_EMULATED
+    lane_sh[gl_LocalInvocationID.x] = v;
     SUBGROUP_MEMORY_BARRIER_SHARED();
     SUBGROUP_BARRIER();
-    uint r = uint(STAGE(sbase + (SUBGROUP_LANE ^ mask)));
+    uint r = lane_sh[gl_LocalInvocationID.x ^ mask];
     SUBGROUP_BARRIER();
     return r;
 #else
@@ -268,18 +277,18 @@ uint lane_xor(uint v, uint mask, uint sbase) {
 // Two 4 x 4 byte blocks transposed across the four lanes of a quad (lanes 4 apart, quad index iq =
 // lane / 4 % 4): w[b] holds row iq of block b (its byte s: column s); returned, w[b] holds column iq
 // (its byte r: row r). Two exchanges of half the bytes, both blocks' in one word.
-void quad_transpose(inout uint w[2], uint iq, uint sbase) {
+void quad_transpose(inout uint w[2], uint iq) {
     // with the lane 8 apart (iq ^ 2): keep the columns of this lane's half (iq & 2), send the others;
     // then x[b]'s byte 2 * rs + cs is row (iq & 1) | 2 * rs, column (iq & 2) | cs
     bool hi = (iq & 2u) != 0u;
     uint own0 = hi ? w[0] >> 16 : w[0] & 0xFFFFu, own1 = hi ? w[1] >> 16 : w[1] & 0xFFFFu;
-    uint got = lane_xor(hi ? (w[0] & 0xFFFFu) | (w[1] << 16) : (w[0] >> 16) | (w[1] & 0xFFFF0000u), 8u, sbase);
+    uint got = lane_xor(hi ? (w[0] & 0xFFFFu) | (w[1] << 16) : (w[0] >> 16) | (w[1] & 0xFFFF0000u), 8u);
     uint x0 = hi ? (got & 0xFFFFu) | (own0 << 16) : own0 | (got << 16);
     uint x1 = hi ? (got >> 16) | (own1 << 16) : own1 | (got & 0xFFFF0000u);
     // with the lane 4 apart (iq ^ 1): keep column iq's bytes (cs = iq & 1), send the others
     const uint EVEN = 0x00FF00FFu, ODD = 0xFF00FF00u;
     bool odd = (iq & 1u) != 0u;
-    got = lane_xor(odd ? (x0 & EVEN) | ((x1 & EVEN) << 8) : (x0 & ODD) | ((x1 & ODD) >> 8), 4u, sbase);
+    got = lane_xor(odd ? (x0 & EVEN) | ((x1 & EVEN) << 8) : (x0 & ODD) | ((x1 & ODD) >> 8), 4u);
     w[0] = odd ? (x0 & ODD) | ((got & ODD) >> 8) : (x0 & EVEN) | ((got & EVEN) << 8);
     w[1] = odd ? (x1 & ODD) | (got & EVEN) : (x1 & EVEN) | (got & ODD);
 }
@@ -498,7 +507,18 @@ void tile_main(uint wg, uint k, uint next) {
         // its window-sum flag, input height, width, strides (image, row, column, in bytes), padding
         // (top, left); then Ch1's M1 multipliers, biases (with the correction of its input's and
         // filter's shifts: qconv_pack_filter.comp's algebra) and cw; then the filter rows.
+        // With LANES, where every subgroup finds its accumulators as coopmat_lanes.glsl says, the layer
+        // before is multiplied on the cooperative matrices instead: each subgroup takes 16 positions of a
+        // window row at a time, gathers their taps from Pw into its B tile (As past the filter rows, a
+        // position's 32 taps a column), multiplies the filter rows' 16-channel fragments by it and
+        // requantizes in the accumulators' lanes; after the quads' transposes each lane stores two words
+        // of one position's 16 channels into Xs.
         {
+            if (t == 0) first_mma = LANES;
+            if (LANES != 0) {
+                barrier();                            // (first_mma set)
+                if (!lanes_as_expected(warp * 320) && SUBGROUP_LANE == 0) atomicAnd(first_mma, 0u);
+            }
             uint g1 = 3u + 3u * p.out_sizes.y;
             bool ws1 = params[g1 + 2] != 0u;
             uint H1 = params[g1 + 3], W1 = params[g1 + 4], sn1 = params[g1 + 5], sh1 = params[g1 + 6];
@@ -525,9 +545,76 @@ void tile_main(uint wg, uint k, uint next) {
                 }
                 Pw[e] = word;
             }
+            if (LANES != 0 && t < 32) {               // tap k = kh * KW1 + kw
+                uint kh = t / KW1, kw = t % KW1;
+                tap_at1[t] = t < KH1 * KW1 ? int(kh * PW + kw) : -1;
+            }
             barrier();
             Requant rq1 = requant_signed(int(params[g1 + 1]), X_SIGNED);   // its output: this layer's input
             const uint WIN = HH * HWD, KQ1 = (KH1 * KW1 + 3) / 4;
+            if (first_mma != 0u) {
+                const uint NF = (HWD + 15) / 16;      // fragments of 16 positions a window row (the last one
+                                                      // ending at the row's end)
+                uint lane = SUBGROUP_LANE, q4 = lane % 4, iq = (lane / 4) % 4, kq = lane / 16;
+                uint pc = 2 * q4 + (iq & 1) + 8 * (iq >> 1);   // the position (column slot iq) it stores
+                uint bt = 2 * M1 + warp * 32, jb = lane / 2, hb = lane % 2;   // its tile; position and taps it gathers
+                int toff[16];                         // its taps' bytes in Pw from the position's
+                [[unroll]] for (uint b = 0; b < 16; ++b) toff[b] = tap_at1[16 * hb + b];
+                int bl[M1 / 16][2];                   // its channels' biases and multipliers (rows lane / 4, + 8)
+                float ml[M1 / 16][2];
+                [[unroll]] for (uint i = 0; i < M1 / 16; ++i)
+                    [[unroll]] for (uint h = 0; h < 2; ++h) {
+                        uint m = i * 16 + lane / 4 + 8 * h;
+                        ml[i][h] = uintBitsToFloat(Ch1[m / 4][m % 4]);
+                        bl[i][h] = int(Ch1[M1 / 4 + m / 4][m % 4]);
+                    }
+                // (in rounds of a fragment a subgroup: the emulation's barriers are the workgroup's)
+                for (uint f0 = 0; f0 < HH * NF; f0 += gl_WorkGroupSize.x / 32) {
+                    uint f = min(f0 + warp, HH * NF - 1);
+                    uint r0 = f / NF, c0 = min((f % NF) * 16, HWD - 16);
+                    uvec4 v = uvec4(0);               // position c0 + jb's taps 16 hb .. + 15, 0 past the taps
+                    [[unroll]] for (uint b = 0; b < 16; ++b) {
+                        int o = toff[b];
+                        uint at = r0 * PW + c0 + jb + uint(o);
+                        if (o >= 0) v[b / 4] |= bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8) << (8 * (b % 4));
+                    }
+                    As[bt + jb * 2 + hb] = v;
+                    SUBGROUP_MEMORY_BARRIER_SHARED();
+                    SUBGROUP_BARRIER();
+                    MAT_B b1;
+                    LOAD_B_FROM_AS(b1, bt);
+                    MAT_C s1 = MAT_C_ZERO;            // every row: the positions' window sums
+                    if (ws1) s1 = coopMatMulAdd(ones, b1, s1);
+                    uint pos = c0 + pc;
+                    int ih = h_ih0 + int(r0), iw = h_iw0 + int(pos);
+                    bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
+                    bool live = f0 + warp < HH * NF;
+                    [[unroll]] for (uint i = 0; i < M1 / 16; ++i) {
+                        MAT_A a1;
+                        coopMatLoad(a1, As, i * 32, 2, gl_CooperativeMatrixLayoutRowMajor);
+                        MAT_C c1 = coopMatMulAdd(a1, b1, MAT_C_ZERO);
+                        int cl[2];
+                        [[unroll]] for (uint h = 0; h < 2; ++h) {
+                            uint m = i * 16 + lane / 4 + 8 * h;
+                            cl[h] = ws1 ? int(Ch1[M1 / 2 + m / 4][m % 4]) : 0;
+                        }
+                        uint w[2] = { 0u, 0u };
+                        [[unroll]] for (uint e = 0; e < 8; ++e) {
+                            uint h = c_half(e);
+                            int a = C_ELEM(c1, e) + bl[i][h] + cl[h] * C_ELEM(s1, e);
+                            w[h] += requantized_bits(a, ml[i][h], rq1) << (8 * c_slot(e));
+                        }
+                        [[unroll]] for (uint h = 0; h < 2; ++h) w[h] = requantized_word(w[h], rq1) ^ flip4;
+                        quad_transpose(w, iq);        // w[h]: channels i * 16 + 4 kq + 8 h .. + 3 of position pos
+                        if (live) {
+                            uint at = (r0 * HWD + pos) * PS + i;
+                            Xs[at][kq] = inside ? w[0] : pad4.x;
+                            Xs[at][kq + 2] = inside ? w[1] : pad4.x;
+                        }
+                    }
+                    SUBGROUP_BARRIER();               // the tile read before the next one's gather
+                }
+            } else
             for (uint u = t; u < (WIN + 31) / 32 * 64; u += gl_WorkGroupSize.x) {
                 uint half2 = (u >> 5) & 1u, q = (u >> 6) * 32 + (u & 31u);
                 if (q >= WIN) continue;
@@ -858,7 +945,7 @@ void tile_main(uint wg, uint k, uint next) {
                         w[h] += requantized_bits(a, mul[h], rq) << (8 * c_slot(e));
                     }
                     [[unroll]] for (uint h = 0; h < 2; ++h) w[h] = requantized_word(w[h], rq);
-                    quad_transpose(w, iq, sbase);
+                    quad_transpose(w, iq);
                     if (PACKED_OUT == 4) {
                         v4[j * 2] = w[0];
                         v4[j * 2 + 1] = w[1];
@@ -874,7 +961,7 @@ void tile_main(uint wg, uint k, uint next) {
                 if (PACKED_OUT == 4) {
                     // lanes k store pixel c of fragment j = k: 16 channels, half of them the lane 16 apart's
                     bool k0 = k == 0;
-                    uint r0 = lane_xor(k0 ? v4[2] : v4[0], 16u, sbase), r1 = lane_xor(k0 ? v4[3] : v4[1], 16u, sbase);
+                    uint r0 = lane_xor(k0 ? v4[2] : v4[0], 16u), r1 = lane_xor(k0 ? v4[3] : v4[1], 16u);
                     uvec4 px16 = k0 ? uvec4(v4[0], r0, v4[1], r1) : uvec4(r0, v4[2], r1, v4[3]);
                     uint ow = h_ow0 + 16 * k + c;
                     if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)

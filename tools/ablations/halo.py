@@ -5,7 +5,8 @@ TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) 
 WINDOW = "    return inside ? xp[at] ^ flip4 : uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);"
 FILTER = "                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
 EPILOGUE = "    if (SPLIT > 1) {"
-STORE = "                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
+# (the lanes' epilogue's 16-byte stores, LANES: the default on NVIDIA)
+STORE = "uint ow = h_ow0 + 16 * k + c;\n                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"
 # the accumulators summed and stored only where NEVER holds: the multiplies stay, the epilogue goes
 # (real matrices: the emulated ones have no sum)
 NO_EPILOGUE = (F, EPILOGUE, """#if defined(HALO) && !defined(COOPMAT_EMULATED)

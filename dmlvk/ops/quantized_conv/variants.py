@@ -53,12 +53,14 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
     if ("HALO", 1) in defines:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
         window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1), 32 * 3 * 4
+        lanes = 1024 if ("COOPMAT_EMULATED", 1) in defines else 0     # the emulation's lane exchanges
         if ("PAIR", 1) not in defines:
-            return 16 * (window * (cq + 1) + rows) + channels
-        # the layer before's filter rows in the rows' memory, its input window's bytes and its
-        # channels' numbers
+            return 16 * (window * (cq + 1) + rows) + channels + lanes
+        # the layer before's filter rows and its subgroups' B tiles in the rows' memory, its input window's
+        # bytes, its channels' numbers, its taps' table and a flag
         first = (8 + kh + constants["KH1"] - 2) * (32 + kw + constants["KW1"] - 2)
-        return 16 * (window * (cq + 1) + max(rows, 32 * cq)) + channels + 4 * (-(-first // 4)) + 192 * cq
+        return (16 * (window * (cq + 1) + max(rows, 32 * cq + 256)) + channels + 4 * (-(-first // 4)) + 192 * cq
+                + 132 + lanes)
     if ("ROW_TILES", 1) in defines:
         return 8192 + constants["KH"] * (128 + constants["KW"] - 1) * 2 * 16
     stage = 8192 if ("COOPMAT_EMULATED", 1) in defines else 0
@@ -183,10 +185,12 @@ _VARIANTS = [
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
-            "QLinearConv as one kernel (pair_plan, ConvolutionPairOperator)",
+            "QLinearConv as one kernel (pair_plan, ConvolutionPairOperator); with PAIR_LANES the first layer on "
+            "the cooperative matrices instead, requantized in the accumulators' lanes where they keep their "
+            "elements as NVIDIA's do (slower on the H200: off)",
             requires=("cooperativeMatrix", "shaderInt8", "shaderIntegerDotProduct", SUBGROUP_SHUFFLE),
             builds=_PAIR_BUILDS,
-            needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=1 << 20),
+            needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=1 << 20, PAIR_LANES=False),
             wins=Rule("the first layer's output at most PAIR_MAX_POSITIONS positions (N x OH x OW)",
                       lambda d, positions, most: positions <= most),
             measured="the ESPCN 5x5 1->64 and 3x3 64->32 layers, in the frame (tools/model_probe.py's model, a "
@@ -196,7 +200,12 @@ _VARIANTS = [
                      "costs what conv.dot's does, about 1.33 times over (each 8 x 32 tile computes 10 x 34 of its "
                      "positions). Its first version multiplied the first layer on the cooperative matrices and "
                      "requantized through a stage in shared memory: 163.3-178.2 us at 540x960, each fragment's "
-                     "round trip through the stage waiting on the one before",
+                     "round trip through the stage waiting on the one before. Its first layer on the matrices again "
+                     "with PAIR_LANES (each subgroup's B tile gathered from the window, requantized in the "
+                     "accumulators' lanes, the second layer's channels-last epilogue in them too): 185.0-187.4 us "
+                     "against 140.2-141.6 at 540x960, 715.1 against 552.7 at 1080x1920 (same-run probes, "
+                     "tools/ablations/pair_lanes.py), so it stays off; the second layer's lanes' epilogue alone "
+                     "(LANES, the first layer on dot products) 141.2-143.6 against 140.0-142.6",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
@@ -770,9 +779,8 @@ def pair_plan(first, second, sel: Selection) -> Optional[tuple]:
     if halo is None:
         return None
     (pack, main), scratch = halo
-    # (LANES 0: its one tile a workgroup gained nothing from the lanes' epilogue, 141.2 us against 140.0 at
-    # 540x960 on the H200)
-    constants = dict(TABLE["conv.coopmat.halo"].constants(main), KH1=kh1, KW1=kw1, LANES=0,
+    constants = dict(TABLE["conv.coopmat.halo"].constants(main), KH1=kh1, KW1=kw1,
+                     LANES=int(bool(sel["PAIR_LANES"])),
                      X1_SIGNED=int(t1[INPUT].data_type == DataType.INT8))
     pair = dataclasses.replace(main, spec=tuple(constants[n] for n in TABLE["conv.coopmat.halo.pair"].spec),
                                defines=main.defines + (("PAIR", 1),), variant="conv.coopmat.halo.pair")
