@@ -45,14 +45,19 @@ def copy_seconds(timer, nbytes: int, buffers, warm: bool = True) -> dict:
     return timer(lambda n: time_dispatches(timer.device, [(kernel, (src, dst))], n), warm=warm)
 
 
+def _own_int8_matrices(caps) -> bool:
+    """Whether the device has 16 x 16 x 32 int8 cooperative matrices of its own (not emulated) on
+    subgroups of 32."""
+    return ((16, 16, 32) in caps.cooperative_matrix("int8", "int8", "int32") and not caps.emulated_cooperative_matrix
+            and caps.subgroup_size == 32)
+
+
 def int8_peak(timer) -> Optional[float]:
     """Operations a second of the device's int8 cooperative matrices (16 x 16 x 32, register-resident
     operands), or None where it has none (emulated ones do not count) or its subgroups are not 32
     wide."""
     dev = timer.device
-    caps = dev.capabilities
-    if ((16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32") or caps.emulated_cooperative_matrix
-            or caps.subgroup_size != 32 or not caps.int8_arithmetic):
+    if not _own_int8_matrices(dev.capabilities) or not dev.capabilities.int8_arithmetic:
         return None
     kernel = Kernel(shader="coopmat_peak", spec=(PEAK_STEPS,), push=(), count=PEAK_SUBGROUPS * 32, slots=(0, 1),
                     local_size=_PEAK_LOCAL, variant="int8 peak probe")
@@ -66,9 +71,7 @@ def accumulator_lanes(device) -> Optional[bool]:
     """Whether the device's int32 accumulator matrices keep their elements where
     dmlvk/shaders/coopmat_lanes.glsl says (so that conv.coopmat.halo's LANES epilogue runs there rather
     than its stage), or None where it has no such matrices (emulated ones keep them so by construction)."""
-    caps = device.capabilities
-    if ((16, 16, 32) not in caps.cooperative_matrix("int8", "int8", "int32") or caps.emulated_cooperative_matrix
-            or caps.subgroup_size != 32):
+    if not _own_int8_matrices(device.capabilities):
         return None
     kernel = Kernel(shader="coopmat_lanes_probe", spec=(), push=(), count=32, slots=(0, 1), local_size=32,
                     variant="accumulator lanes probe")
