@@ -45,7 +45,7 @@ def copy_seconds(timer, nbytes: int, buffers, warm: bool = True) -> dict:
     return timer(lambda n: time_dispatches(timer.device, [(kernel, (src, dst))], n), warm=warm)
 
 
-def _own_int8_matrices(caps) -> bool:
+def own_int8_matrices(caps) -> bool:
     """Whether the device has 16 x 16 x 32 int8 cooperative matrices of its own (not emulated) on
     subgroups of 32."""
     return ((16, 16, 32) in caps.cooperative_matrix("int8", "int8", "int32") and not caps.emulated_cooperative_matrix
@@ -57,7 +57,7 @@ def int8_peak(timer) -> Optional[float]:
     operands), or None where it has none (emulated ones do not count) or its subgroups are not 32
     wide."""
     dev = timer.device
-    if not _own_int8_matrices(dev.capabilities) or not dev.capabilities.int8_arithmetic:
+    if not own_int8_matrices(dev.capabilities) or not dev.capabilities.int8_arithmetic:
         return None
     kernel = Kernel(shader="coopmat_peak", spec=(PEAK_STEPS,), push=(), count=PEAK_SUBGROUPS * 32, slots=(0, 1),
                     local_size=_PEAK_LOCAL, variant="int8 peak probe")
@@ -71,7 +71,7 @@ def accumulator_lanes(device) -> Optional[bool]:
     """Whether the device's int32 accumulator matrices keep their elements where
     dmlvk/shaders/coopmat_lanes.glsl says (so that conv.coopmat.halo's LANES epilogue runs there rather
     than its stage), or None where it has no such matrices (emulated ones keep them so by construction)."""
-    if not _own_int8_matrices(device.capabilities):
+    if not own_int8_matrices(device.capabilities):
         return None
     kernel = Kernel(shader="coopmat_lanes_probe", spec=(), push=(), count=32, slots=(0, 1), local_size=32,
                     variant="accumulator lanes probe")

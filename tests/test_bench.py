@@ -217,3 +217,14 @@ def test_torch_compile_caches_are_fresh(monkeypatch, tmp_path):
     assert bench_peers.torch_peer({"fresh_caches": True}) == {"espcn": []}
     root = Path(seen["TORCHINDUCTOR_CACHE_DIR"]).parent
     assert root.parent == tmp_path and Path(seen["TRITON_CACHE_DIR"]).parent == root and not root.exists()
+
+
+def test_sm_probe_compiles():
+    # tools/sm_probe.py --prepare: its two probes (tools/probes/) compile beside dmlvk's shaders, in a
+    # copy of them (the tree untouched).
+    before = sorted(p.name for p in (ROOT / "dmlvk/shaders").iterdir())
+    proc = subprocess.run([sys.executable, str(ROOT / "tools/sm_probe.py"), "--prepare"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "sm_resident: " in proc.stdout and "halo_taps: " in proc.stdout
+    assert sorted(p.name for p in (ROOT / "dmlvk/shaders").iterdir()) == before

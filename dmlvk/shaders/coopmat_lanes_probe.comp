@@ -22,10 +22,8 @@ void main() {
     coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
     coopMatLoad(m, index, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     uint lane = gl_LocalInvocationID.x;
-    bool ok = m.length() == 8;
-    for (int e = 0; e < m.length() && e < 8; ++e) {
-        ok = ok && uint(m[e]) == c_row(lane, e) * 16 + c_col(lane, e);
-        found[32 + lane * 8 + e] = m[e];
-    }
+    bool ok;
+    LANES_HOLD(ok, m, lane);
+    for (int e = 0; e < m.length() && e < 8; ++e) found[32 + lane * 8 + e] = m[e];
     found[lane] = ok ? 1 : 0;
 }

@@ -247,9 +247,8 @@ bool lanes_as_expected(uint sbase) {
     SUBGROUP_BARRIER();
     MAT_C idx;
     coopMatLoad(idx, STAGE_MEM, sbase / 4, 4, gl_CooperativeMatrixLayoutRowMajor);
-    bool ok = idx.length() == 8;
-    for (int e = 0; e < idx.length() && e < 8; ++e)
-        ok = ok && uint(idx[e]) == c_row(lane, e) * 16 + c_col(lane, e);
+    bool ok;
+    LANES_HOLD(ok, idx, lane);
     SUBGROUP_BARRIER();
     lanes_found = subgroupAll(ok) ? 1 : 0;
     return lanes_found != 0;

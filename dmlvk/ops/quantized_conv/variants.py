@@ -178,7 +178,17 @@ _VARIANTS = [
                      "The lanes' epilogue (LANES; same-run probes in the frame, tools/ablations/lanes.py): 276.5 us "
                      "against the stage's 290.3 at 1080x1920, 1,052.9 against 1,103.7 at 2160x3840 (its channels' "
                      "numbers staged with the filter rows: 282.8 and 1,072.1 with them loaded in each epilogue); "
-                     "with HALO_WORKGROUPS 132 273.9 and 1,044.0",
+                     "with HALO_WORKGROUPS 132 273.9 and 1,044.0. Where its time goes (1080x1920, in the frame, "
+                     "tools/ablations/halo.py): 271.1 us, 217.5 without the taps, 209.9 without the global loads, "
+                     "210.6 without the epilogue, 45.1 with none of the three; its taps alone run at 935 TOPS from "
+                     "shared memory (tools/sm_probe.py: 1,236 with A in registers, 1,265 with both), about 81 us of "
+                     "this layer. An SM holds one of its workgroups at a time (130 registers an invocation; 46 KiB of "
+                     "shared memory, and the driver gives each workgroup of 32 KiB or more an SM of its own: "
+                     "tools/sm_probe.py), so the phases of its tiles run one after another: with 4- and 2-row tiles "
+                     "(workgroups of 128 and 64 invocations) it took 455.7-462.3 and 900.6-902.8 us with 264 to "
+                     "1,056 workgroups, time growing with the tile count; without the next window in registers "
+                     "273.7-285.2 with 132 to 528 workgroups; A fragments read from device memory rather than shared "
+                     "memory 863.4-932.7 (246-252 registers)",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KH1", "KW1", "X1_SIGNED"),
@@ -240,7 +250,12 @@ _VARIANTS = [
                      "while the taps multiply (116 registers an invocation against 62) 187.1-197.8 with 8 subgroups "
                      "of 2-16 runs, 350.6 with 4 of 8; its first version (4 subgroups of one run, B read from device "
                      "memory, the window's loads one after another) 307. With 4 subgroups of one run: 166.9 us of "
-                     "255.2 without the window's loads, 217.5 without the taps, 232.4 without the final stores",
+                     "255.2 without the window's loads, 217.5 without the taps, 232.4 without the final stores. Its "
+                     "float epilogue in the accumulators' own lanes (each lane dequantizing the elements it holds, "
+                     "8-byte stores, no stage, each later run of a column strip loading one input row): 350.7 us "
+                     "(154 registers an invocation), 190.7 with its second pair of elements a lane left out (82; "
+                     "channels 8-15, none here), against 136.4 through the stage and conv.dot.float's 117.5 (same "
+                     "run, 1080x1920)",
             measured_on=H200),
     Variant("conv.coopmat.few.float", "qlinear_conv_coopmat_few", _FEW + _FLOAT_TAIL,
             "conv.coopmat.few whose epilogue dequantizes each output to float32 and stores it where a "
