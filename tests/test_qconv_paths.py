@@ -1050,6 +1050,30 @@ def test_halo_tiles_exact(fast_device, rng, types, lanes):
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_halo_channel_slices_exact(fast_device, rng, types):
+    """conv.coopmat.halo with the input channels in KSPLIT slices (HALO_KSPLIT), the window and filter
+    rows in shared memory a slice's at a time: the ESPCN's 3x3 64->32 in two, 128 channels in two and
+    four, one tile a workgroup and several (TILES: the last workgroups' last tiles past the output),
+    padding, window sums, outputs channels-last 16 channels a store (the lanes), four channels a word
+    and packed NCHW; and none where a slice would hold an odd number of 16-channel vectors (32 channels
+    in two). Against the reference."""
+    # (kh, kw), h, w, input channels, mg, output kind, padding, HALO_KSPLIT, HALO_WORKGROUPS (0: as
+    # tuned), the KSPLIT expected
+    cases = [((3, 3), 11, 40, 64, 32, "nhwc", (1, 1, 1, 1), 2, 0, 2),
+             ((3, 3), 9, 36, 64, 20, "packed", (0, 1, 1, 1), 2, 3, 2),
+             ((1, 2), 8, 33, 128, 16, "nhwc", (1, 0, 1, 1), 4, 2, 4),
+             ((2, 2), 7, 40, 128, 24, "nhwc_words", (0, 0, 1, 1), 4, 0, 4),
+             ((1, 1), 9, 36, 128, 32, "nhwc", (0, 0, 0, 0), 2, 2, 2),
+             ((3, 3), 9, 36, 32, 32, "nhwc", (1, 1, 1, 1), 2, 0, 1)]
+    for (kh, kw), h, w, c, mg, out_kind, pads, ksplit, workgroups, expected in cases:
+        tuning = dict(HALO_KSPLIT=ksplit, **({"HALO_WORKGROUPS": workgroups} if workgroups else {}))
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, c, h, w), c, mg, 1, kh, kw,
+                                pads, True, out_kind, constant="KSPLIT", tuning=tuning)
+        assert got == (expected, True), (kh, kw, h, w, c, mg, out_kind, pads, ksplit)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_halo_several_tiles_exact(fast_device, rng, types):
     """conv.coopmat.halo with each workgroup computing several tiles one after the other (TILES: the
     output's tiles over HALO_WORKGROUPS, which the test lowers; its filter rows loaded once, each next

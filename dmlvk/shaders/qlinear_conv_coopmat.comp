@@ -116,28 +116,35 @@ const uint TILES = 1;
 #ifdef HALO
 // 1: the channels-last outputs (PACKED_OUT 3, 4) requantized in the accumulators' own lanes (see above)
 layout(constant_id = 14) const uint LANES = 1;
+// KSPLIT > 1 (HALO without PAIR; the pair's is 1): the group's input channels taken in KSPLIT slices
+// one after the other, the window and filter rows in shared memory a slice's (Cg / KSPLIT channels) at
+// a time, each slice's loaded once the slice before has multiplied, the filter rows at every tile (no
+// next window in registers): a smaller workgroup, so that an SM can hold more of them
+layout(constant_id = 15) const uint KSPLIT = 1;
 #else
 const uint LANES = 0;
+const uint KSPLIT = 1;
 #endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
 shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
 #elif defined(HALO)
 layout(constant_id = 10) const uint CQ = 4;   // 16-byte vectors of a position's channels (Cg / 16)
-const uint PS = CQ + 1;                       // uvec4 a window position (one of padding: odd strides
-const uint KQ = KH * KW * CQ, AQ = KQ + 1;    // keep the fragments' 16-byte rows in distinct banks)
+const uint CQW = CQ / KSPLIT;                 // of them in shared memory at a time (a slice's)
+const uint PS = CQW + 1;                      // uvec4 a window position (one of padding: odd strides
+const uint KQ = KH * KW * CQW, AQ = KQ + 1;   // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
 #ifndef PAIR
-const uint PRE = (HH * HWD * CQ + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;   // vectors an invocation loads
+const uint PRE = (HH * HWD * CQW + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;   // vectors an invocation loads
 uvec4 pre[PRE];                               // HALO_PREFETCH: the next tile's, this invocation's
 bool prefetched = false;
 #endif
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
-layout(constant_id = 15) const uint KH1 = 5;
-layout(constant_id = 16) const uint KW1 = 5;
-layout(constant_id = 17) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
+layout(constant_id = 16) const uint KH1 = 5;
+layout(constant_id = 17) const uint KW1 = 5;
+layout(constant_id = 18) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
 // As holds the first layer's filter rows (two vectors a channel) before this layer's, and (LANES) each
 // subgroup's B tile of the first layer's taps after them
@@ -308,12 +315,12 @@ uint pixel_tiles() {
 }
 #endif
 #if defined(HALO) && !defined(PAIR)
-// Vector e of the input window, shifted to int8 (the padding byte outside the input), of the tile whose
-// window starts at input row ih0 and column iw0 of image n, group g: position e / CQ, its channels'
-// vector e % CQ.
-uvec4 window_vector(uint e, uint n, uint g, int ih0, int iw0) {
+// Vector e of slice ks of the input window, shifted to int8 (the padding byte outside the input), of the
+// tile whose window starts at input row ih0 and column iw0 of image n, group g: position e / CQW, its
+// channels' vector ks * CQW + e % CQW.
+uvec4 window_vector(uint e, uint ks, uint n, uint g, int ih0, int iw0) {
     uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
-    uint pos = e / CQ, qv = e % CQ;
+    uint pos = e / CQW, qv = ks * CQW + e % CQW;
     int ih = ih0 + int(pos / HWD), iw = iw0 + int(pos % HWD);
     bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
     uint at = inside ? (n * p.in_strides.x + g * p.cg + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w) / 16 + qv : 0u;
@@ -489,7 +496,8 @@ void tile_main(uint wg, uint k, uint next) {
     h_iw0 = int(h_ow0) - int(p.start_pad.y);
 #endif
 #ifdef HALO
-    {
+    for (uint ks = 0; ks < KSPLIT; ++ks) {            // the input channels' slices (one but with KSPLIT)
+        if (ks > 0) barrier();                        // the slice before multiplied: its memory is free
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
         // take neighbouring vectors of a position, then neighbouring positions
 #ifdef PAIR
@@ -661,21 +669,21 @@ void tile_main(uint wg, uint k, uint next) {
         // rolled against 104.9 unrolled for the ESPCN 3x3 64->32 layer at 540x960 on the H200). With
         // HALO_PREFETCH a workgroup's later tiles find their window stored (main).
         if (!prefetched)
-            [[unroll]] for (uint e0 = 0; e0 < HH * HWD * CQ; e0 += gl_WorkGroupSize.x) {
+            [[unroll]] for (uint e0 = 0; e0 < HH * HWD * CQW; e0 += gl_WorkGroupSize.x) {
                 uint e = e0 + t;
-                if (e >= HH * HWD * CQ) break;
-                Xs[(e / CQ) * PS + e % CQ] = window_vector(e, h_n, g, h_ih0, h_iw0);
+                if (e >= HH * HWD * CQW) break;
+                Xs[(e / CQW) * PS + e % CQW] = window_vector(e, ks, h_n, g, h_ih0, h_iw0);
             }
 #endif
-        // the filter rows: Wp's first KQ vectors of rows mt * BM .. (once a workgroup where its tiles
-        // share them)
+        // the filter rows: Wp's first KH x KW x CQ vectors of rows mt * BM .. (once a workgroup where its
+        // tiles share them), the slice's CQW vectors of each tap (k = tap * Cg + c)
         uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
-        if (k == 0 || mtiles * G > 1) {
+        if (k == 0 || mtiles * G > 1 || KSPLIT > 1) {
             [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
                 uint e = e0 + t;
                 if (e >= BM * KQ) break;
                 uint row = e / KQ, kq = e % KQ;
-                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];
+                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + (kq / CQW) * CQ + ks * CQW + kq % CQW];
             }
             if (LANES != 0 && t < BM) {
                 uint M = p.out_sizes.y, me = g * p.mg + min(mt * BM + t, p.mg - 1);
@@ -687,14 +695,14 @@ void tile_main(uint wg, uint k, uint next) {
         barrier();
 #ifndef PAIR
         // the next tile's window into registers, its loads in flight while this tile's taps multiply
-        prefetched = HALO_PREFETCH != 0 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
+        prefetched = HALO_PREFETCH != 0 && KSPLIT == 1 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
         if (prefetched) {
             uint npt = next % ptiles, ng = next / ptiles / mtiles, nn, noh0, now0;
             tile_origin(npt, nn, noh0, now0);
             [[unroll]] for (uint i = 0; i < PRE; ++i) {
                 uint e = i * gl_WorkGroupSize.x + t;
-                if (e < HH * HWD * CQ)
-                    pre[i] = window_vector(e, nn, ng, int(noh0) - int(p.start_pad.x), int(now0) - int(p.start_pad.y));
+                if (e < HH * HWD * CQW)
+                    pre[i] = window_vector(e, 0u, nn, ng, int(noh0) - int(p.start_pad.x), int(now0) - int(p.start_pad.y));
             }
         }
 #endif
@@ -704,7 +712,7 @@ void tile_main(uint wg, uint k, uint next) {
         // each multiply-add is a loop of its own there)
         if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
             uint kh = tap / KW, kw = tap % KW;
-            UNROLL_REAL for (uint c = 0; c < CQ; c += 2) {
+            UNROLL_REAL for (uint c = 0; c < CQW; c += 2) {
                 MAT_B b[2];
                 [[unroll]] for (uint j = 0; j < 2; ++j)
                     coopMatLoad(b[j], Xs, ((warp + kh) * HWD + j * 16 + kw) * PS + c, PS,
@@ -712,7 +720,7 @@ void tile_main(uint wg, uint k, uint next) {
                 [[unroll]] for (uint i = 0; i < FM; ++i) {
                     if (mrow0 + i * 16 >= p.mg) break;
                     MAT_A a;
-                    coopMatLoad(a, As, i * 16 * AQ + tap * CQ + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
+                    coopMatLoad(a, As, i * 16 * AQ + tap * CQW + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
                     [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
                 }
                 if (wsum)
@@ -1148,7 +1156,7 @@ void main() {
         if (prefetched)
             [[unroll]] for (uint i = 0; i < PRE; ++i) {
                 uint e = i * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-                if (e < HH * HWD * CQ) Xs[(e / CQ) * PS + e % CQ] = pre[i];
+                if (e < HH * HWD * CQW) Xs[(e / CQW) * PS + e % CQW] = pre[i];
             }
     }
 #endif

@@ -3,7 +3,7 @@
 F = "qlinear_conv_coopmat.comp"
 TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"
 WINDOW = "    return inside ? xp[at] ^ flip4 : uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);"
-FILTER = "                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + kq];"
+FILTER = "                As[row * AQ + kq] = wp[a0 + row * (kp / 16) + (kq / CQW) * CQ + ks * CQW + kq % CQW];"
 EPILOGUE = "    if (SPLIT > 1) {"
 # (the lanes' epilogue's 16-byte stores, LANES: the default on NVIDIA)
 STORE = "uint ow = h_ow0 + 16 * k + c;\n                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)"

@@ -52,10 +52,11 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         return 48 * (32 * constants["WM_SPEC"] + 256) + 4 * ((8 + kh - 1) * (32 + kw - 1) * (32 // (kh * kw)) // 4 + 2) + 128
     if ("HALO", 1) in defines:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
-        window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cq + 1), 32 * 3 * 4
+        cqw = cq // constants["KSPLIT"]                       # a slice's vectors (KSPLIT; the pair's is 1)
+        window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cqw + 1), 32 * 3 * 4
         lanes = 1024 if ("COOPMAT_EMULATED", 1) in defines else 0     # the emulation's lane exchanges
         if ("PAIR", 1) not in defines:
-            return 16 * (window * (cq + 1) + rows) + channels + lanes
+            return 16 * (window * (cqw + 1) + rows) + channels + lanes
         # the layer before's filter rows and its subgroups' B tiles in the rows' memory, its input window's
         # bytes, its channels' numbers, its taps' table and a flag
         first = (8 + kh + constants["KH1"] - 2) * (32 + kw + constants["KW1"] - 2)
@@ -69,7 +70,7 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
                        "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
-                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (Cg / 16 + 1) + 32 x (KH x KW x Cg / 16 + 1)) + 384; the "
+                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (C + 1) + 32 x (KH x KW x C + 1)) + 384, C = Cg / 16 / KSPLIT; the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
@@ -138,7 +139,7 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
@@ -150,9 +151,11 @@ _VARIANTS = [
             "loaded into registers while the tile before multiplies; channels-last outputs requantized in the "
             "accumulators' own lanes and brought to the lanes that store them by subgroup shuffles (LANES, "
             "HALO_LANES) where the device's accumulators keep their elements as NVIDIA's do (each subgroup "
-            "checks; else through a stage in shared memory)",
+            "checks; else through a stage in shared memory); with HALO_KSPLIT (KSPLIT) the group's input "
+            "channels taken in slices, the window and filter rows in shared memory a slice's at a time, so that "
+            "an SM can hold more workgroups (not measured yet: off)",
             requires=("cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
-            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True, HALO_KSPLIT=1),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -191,7 +194,7 @@ _VARIANTS = [
                      "memory 863.4-932.7 (246-252 registers)",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KH1", "KW1", "X1_SIGNED"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "KH1", "KW1", "X1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
@@ -755,8 +758,11 @@ def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
             or not _channels_last_input(d)
             or not sel.where_wins("conv.coopmat.halo", d, mg, sel["HALO_MIN_CHANNELS"], sel["HALO_MAX_CHANNELS"])):
         return None
+    # HALO_KSPLIT slices of the input channels where each holds an even number of 16-channel vectors
+    # (the pair's kernel takes none)
+    ksplit = sel["HALO_KSPLIT"] if several and sel["HALO_KSPLIT"] > 1 and (cg // 16) % (2 * sel["HALO_KSPLIT"]) == 0 else 1
     (pack, main), scratch = _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16,
-                                             extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"]))))
+                                             extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"])), KSPLIT=ksplit))
     tiles = main.count // main.local_size              # workgroups of one tile each
     per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
     if several and per > 1 and d.group_count == 1 and mg <= 32:          # one group, one 32-channel filter tile
