@@ -25,6 +25,8 @@ PROBES = ROOT / "tools" / "probes"
 SHARED_KIB = (1, 16, 24, 32, 40, 46)
 PER_SM = (1, 2, 3, 4, 8)
 HALO_STEPS = 64
+HALO_WORKGROUPS_AN_SM = 8
+HALO_TAPS_SHARED = 16 * (10 * 34 * 5 + 32 * 37)      # halo_taps.comp's window and filter rows
 HALO_MODES = {0: "A and B from shared memory", 1: "A in registers, B from shared memory", 2: "both in registers"}
 
 
@@ -56,12 +58,15 @@ def main(argv=None) -> int:
     from dmlvk.runtime.kernel import Kernel
     dev = dmlvk.default_device()
     operands = dev.upload(np.random.default_rng(0).integers(0, 2 ** 31, 256, dtype=np.uint32))
-    most = a.sms * max(PER_SM)
-    result = dev.buffer(most * 256 * 4)
+    # the residency probe's one int an invocation, the taps probe's 16 x 16 ints a subgroup
+    result = dev.buffer(max(a.sms * max(PER_SM) * 256, a.sms * HALO_WORKGROUPS_AN_SM * 8 * 256) * 4)
     from dmlvk_lab.bench_layers import own_int8_matrices
     out = {"device": str(dev), "residency_us": {}, "halo_taps_tops": {}}
     print(f"{out['device']}: latency-bound kernel, us, at workgroups an SM (256 invocations each)")
     for kib in SHARED_KIB:
+        if not dev.capabilities.fits_shared(kib * 1024):
+            print(f"  {kib:3d} KiB of shared memory: over the device's maxComputeSharedMemorySize")
+            continue
         row = {}
         for k in PER_SM:
             kernel = Kernel(shader="sm_resident", spec=(2048, kib * 1024 // 16), push=(), count=a.sms * k * 256,
@@ -69,10 +74,11 @@ def main(argv=None) -> int:
             row[k] = float(np.median(time_dispatches(dev, [(kernel, (operands, result))], 10))) * 1e6
         out["residency_us"][kib] = row
         print(f"  {kib:3d} KiB of shared memory: " + "  ".join(f"{k}: {t:.1f}" for k, t in row.items()), flush=True)
-    if not own_int8_matrices(dev.capabilities):
-        print("halo taps: left out (no 16 x 16 x 32 int8 cooperative matrices of the device's own)")
+    if not own_int8_matrices(dev.capabilities) or not dev.capabilities.fits_shared(HALO_TAPS_SHARED):
+        print("halo taps: left out (no 16 x 16 x 32 int8 cooperative matrices of the device's own, or too "
+              "little shared memory a workgroup)")
     else:
-        workgroups = a.sms * 8
+        workgroups = a.sms * HALO_WORKGROUPS_AN_SM
         ops = workgroups * 8 * HALO_STEPS * 9 * 2 * 4 * 2 * 16 * 16 * 32
         for mode, what in HALO_MODES.items():
             kernel = Kernel(shader="halo_taps", spec=(HALO_STEPS, mode), push=(), count=workgroups * 256,
