@@ -21,6 +21,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from shader_ablation import make_copy  # noqa: E402
+
 PROBES = ROOT / "tools" / "probes"
 SHARED_KIB = (1, 16, 24, 32, 40, 46)
 PER_SM = (1, 2, 3, 4, 8)
@@ -30,22 +33,23 @@ HALO_TAPS_SHARED = 16 * (10 * 34 * 5 + 32 * 37)      # halo_taps.comp's window a
 HALO_MODES = {0: "A and B from shared memory", 1: "A in registers, B from shared memory", 2: "both in registers"}
 
 
-def shader_dir() -> Path:
-    """A copy of dmlvk's shaders with the probes beside them (DMLVK_SHADER_DIR)."""
-    folder = Path(tempfile.mkdtemp(prefix="sm_probe_")) / "shaders"
-    shutil.copytree(ROOT / "dmlvk" / "shaders", folder)
-    for probe in PROBES.glob("*.comp"):
-        shutil.copy(probe, folder)
-    return folder
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sms", type=int, default=132, help="the GPU's SMs (workgroup counts are multiples of it)")
     ap.add_argument("--out", help="write the figures as JSON here too")
     ap.add_argument("--prepare", action="store_true", help="compile the probes only")
     a = ap.parse_args(argv)
-    os.environ["DMLVK_SHADER_DIR"] = str(shader_dir())
+    # a copy of dmlvk's shaders with the probes beside them (DMLVK_SHADER_DIR), for this run only
+    with tempfile.TemporaryDirectory(prefix="sm_probe_") as tmp:
+        folder, _ = make_copy("shaders", [], Path(tmp))
+        for probe in PROBES.glob("*.comp"):
+            shutil.copy(probe, folder)
+        os.environ["DMLVK_SHADER_DIR"] = str(folder)
+        return probe_device(a)
+
+
+def probe_device(a) -> int:
+    """The probes (compiled only with --prepare) on the default device, shaders from DMLVK_SHADER_DIR."""
     sys.path.insert(0, str(ROOT))
     from dmlvk.runtime import compiler
     if a.prepare:

@@ -685,7 +685,7 @@ void tile_main(uint wg, uint k, uint next) {
                 uint row = e / KQ, kq = e % KQ;
                 As[row * AQ + kq] = wp[a0 + row * (kp / 16) + (kq / CQW) * CQ + ks * CQW + kq % CQW];
             }
-            if (LANES != 0 && t < BM) {
+            if (LANES != 0 && t < BM && ks == 0) {        // (the same for every slice)
                 uint M = p.out_sizes.y, me = g * p.mg + min(mt * BM + t, p.mg - 1);
                 ch_sh[t] = w_words[me] + params[2 + 2 * M + me];
                 ch_sh[BM + t] = w_words[M + me];
