@@ -1572,6 +1572,48 @@ def test_dot_kernel_channels_last_input(dot_device, rng, types):
             dot_device.create_operator(refused, force="conv.dot.nhwc")
 
 
+@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_walk_exact(dot_device, rng, types):
+    """conv.dot.nhwc's WALK (each subgroup walking DOT_WALK output rows, a lane an output column, the
+    window's next positions from the next lanes): 8-bit rows (each word gathered from four lanes) and
+    channels-last outputs, windows of 3 x 3, 1 x 5, 1 x 3 and 2 x 1 with paddings up to 4, widths that end inside a subgroup
+    and heights inside a band (DOT_WALK 1, 3, 8), one or two groups and images, window sums or none;
+    against the reference and against the same layer without WALK. Where a stride or dilation is not 1,
+    or the channels take several blocks, WALK stays 0."""
+    x_dt, w_dt, y_dt = types
+    cases = [  # n, groups, cg, mg, h, w, kh, kw, start padding, end padding, channels-last output, zero points
+        (1, 1, 32, 4, 7, 20, 3, 3, (1, 1), (1, 1), False, "distinct"),
+        (2, 2, 16, 8, 5, 12, 1, 5, (0, 4), (2, 0), True, "none"),
+        (1, 1, 48, 3, 9, 34, 1, 3, (0, 2), (0, 2), False, "equal"),
+        (1, 1, 16, 4, 4, 8, 2, 1, (1, 0), (0, 0), True, "distinct"),
+    ]
+    for i, (n, groups, cg, mg, h, w, kh, kw, p0, p1, out_cl, zp_kind) in enumerate(cases):
+        m = mg * groups
+        zp = {"none": lambda dt, shape: np.zeros(shape, dt), "equal": lambda dt, shape: np.full(shape, random_ints(rng, dt, ()), dt),
+              "distinct": lambda dt, shape: random_ints(rng, dt, shape)}[zp_kind]
+        args = (random_ints(rng, x_dt, (n, cg * groups, h, w)), np.float32(0.02), zp(x_dt, ()),
+                random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
+                zp(w_dt, (m,)), rng.integers(-5000, 5000, m).astype(np.int32), np.float32(0.7), random_ints(rng, y_dt, ()))
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=p0, end_padding=p1, group_count=groups)
+        outs = []
+        for walk in (0, (1, 3, 8, 8)[i]):
+            got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, output=out_cl, input=True,
+                                                    force="conv.dot.nhwc", tuning={"DOT_WALK": walk})
+            assert C(op.kernels[0])["WALK"] == walk, (C(op.kernels[0]), walk)
+            assert np.array_equal(got, expected), (i, walk)
+            outs.append(got)
+        assert np.array_equal(outs[0], outs[1])
+    # a stride of 2, a dilation of 2, and 16 channels in two blocks of 8: no WALK
+    for kwargs, mg, cl in ((dict(strides=(2, 1), dilations=(1, 1)), 4, False), (dict(strides=(1, 1), dilations=(2, 1)), 4, False),
+                           (dict(strides=(1, 1), dilations=(1, 1)), 16, True)):
+        args = (random_ints(rng, x_dt, (1, 16, 8, 8)), np.float32(0.02), random_ints(rng, x_dt, ()), random_ints(rng, w_dt, (mg, 16, 3, 3)),
+                np.full(mg, 0.01, np.float32), np.zeros(mg, w_dt), np.zeros(mg, np.int32), np.float32(0.5), random_ints(rng, y_dt, ()))
+        kwargs = dict(kwargs, start_padding=(1, 1), end_padding=(1, 1), group_count=1)
+        got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, output=cl, input=True,
+                                                force="conv.dot.nhwc", tuning={"DOT_CHANNELS": 8})
+        assert C(op.kernels[0])["WALK"] == 0 and np.array_equal(got, expected), kwargs
+
+
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])
 def test_dot_kernel_tiles(dot_device, rng, channels_last):
     """Several tiles a workgroup (DOT_TILES, DOT_TILES_BLOCKS: its filter staged once for them): 3 tiles of rows (128

@@ -23,6 +23,8 @@
 
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 layout(local_size_x_id = 0) in;
 #include "qconv_common.glsl"
@@ -50,14 +52,20 @@ layout(constant_id = 16) const uint WSUM = 1;
 // bytes, CG a multiple of 16): sixteen channels of a window position a vector, each dot product
 // over four channels of one tap, the filter staged as [channel][kh][kw][four channels] words.
 layout(constant_id = 17) const uint CL_IN = 0;
+// With CL_IN, 0; or the output rows each subgroup walks down, one output column a lane (walk): each
+// input row loaded once, a lane's own position and, for the first KW - 1 lanes, the one a subgroup
+// further (16-byte loads of neighbouring positions, a subgroup's together), the next KW - 1 positions
+// of the window taken from the next lanes by subgroup shuffles, and KH output rows' sums carried down
+// as the rows come in (one channel block holding the group's every channel).
+layout(constant_id = 18) const uint WALK = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
 // dequantization's scale bits and zero point's DQ_SCALE and DQ_ZP_BITS.
-layout(constant_id = 18) const uint D2S = 0;
-layout(constant_id = 19) const uint D2S_CRD = 0;
-layout(constant_id = 20) const uint DQ_SCALE = 0;
+layout(constant_id = 19) const uint D2S = 0;
+layout(constant_id = 20) const uint D2S_CRD = 0;
+layout(constant_id = 21) const uint DQ_SCALE = 0;
 // (its bits: SwiftShader read a negative int specialization constant as 0 here)
-layout(constant_id = 21) const uint DQ_ZP_BITS = 0;
+layout(constant_id = 22) const uint DQ_ZP_BITS = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words a window row's taps span
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
@@ -271,6 +279,103 @@ void outputs(uint item, uint items) {
     }
 }
 
+// WALK: output row oh's MB sums a (window sums r) requantized and stored for this lane's column ow,
+// as outputs() stores them; a lane past the output's last column stores nothing (its sums are the
+// zero point's), and with 8-bit rows each lane whose column is a multiple of 4 stores the word of its
+// own and the next three lanes' bytes.
+void store_walked(uint n, uint oh, uint ow, int a[MB], int r) {
+    uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;
+    bool live = ow < OW;
+    int yzp = int(params[1]);
+    Requant rq = requant_for(yzp);
+    if (D2S != 0) {
+        float dq_scale = uintBitsToFloat(DQ_SCALE);
+        uint C = M / (D2S * D2S), FH = OH * D2S, FWD = OW * D2S;
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+            uint m = m0 + mb;
+            int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
+            int q = int(requantized_bits(a[mb] + cw * r + bias, uintBitsToFloat(params[2 + m]), rq) - 0x4B400000u) + yzp;
+            precise float f = float(q - int(DQ_ZP_BITS)) * dq_scale;
+            uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
+            uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;
+            if (live) y_words[((n * C + c) * FH + oh * D2S + blk / D2S) * FWD + ow * D2S + blk % D2S] = floatBitsToUint(f);
+        }
+        return;
+    }
+    if (CL_OUT != 0) {
+        [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
+            uint word = 0;
+            [[unroll]] for (uint b = 0; b < 4; ++b) {
+                uint m = m0 + 4 * k + b;
+                word += requantized_bits(a[4 * k + b] + (s - int(params[2 + M + m])) * r + int(params[2 + 2 * M + m]),
+                                         uintBitsToFloat(params[2 + m]), rq) << (8 * b);
+            }
+            if (live) y_words[output_offset(n, m0 + 4 * k, oh, ow) >> 2] = requantized_word(word, rq);
+        }
+        return;
+    }
+    uint lane = gl_SubgroupInvocationID;
+    [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+        uint m = m0 + mb;
+        uint bits = requantized_bits(a[mb] + (s - int(params[2 + M + m])) * r + int(params[2 + 2 * M + m]),
+                                     uintBitsToFloat(params[2 + m]), rq);
+        uint word = bits;
+        [[unroll]] for (uint b = 1; b < 4; ++b) word += subgroupShuffle(bits, min(lane + b, gl_SubgroupSize - 1)) << (8 * b);
+        if (live && lane % 4 == 0) y_words[output_offset(n, m, oh, ow) >> 2] = requantized_word(word, rq);
+    }
+}
+
+// WALK: subgroup sg's WALK output rows (a band) of S = gl_SubgroupSize output columns (a segment) of
+// one image, lane l computing column S x segment + l for the MB channels. Input row y's positions
+// x0 + l and x0 + S + l (l < KW - 1) are loaded once; tap kw of lane l is position x0 + l + kw, lane
+// (l + kw) mod S's first or (past the segment) second. Row y completes output row y + pad - (KH - 1),
+// whose sums go out; each other sum moves one row on (acc[k]: output row y + pad - (KH - 1) + k).
+void walk(uint sg) {
+    uint S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
+    uint N = p.out_sizes.x, M = p.out_sizes.y, OH = p.out_sizes.z, OW = p.out_sizes.w;
+    uint segs = (OW + S - 1) / S, bands = (OH + WALK - 1) / WALK;
+    uint seg = sg % segs, r = sg / segs, band = r % bands, n = r / bands;
+    if (n >= N) return;                                        // uniform across the subgroup
+    uint ow = seg * S + lane, oh0 = band * WALK, rows = min(WALK, OH - oh0) + KH - 1;
+    int W = int(p.in_sizes.w), H = int(p.in_sizes.z);
+    int xa = int(seg * S + lane) - int(p.start_pad.y), xb = xa + int(S);
+    bool a_in = xa >= 0 && xa < W, b_in = lane + 1 < KW && xb >= 0 && xb < W;
+    uint xbase = n * p.in_strides.x + g * p.cg;                // bytes; a multiple of 16
+    uvec4 zp4 = uvec4((uint(xzp) & 0xFFu) * 0x01010101u);
+    bool ws = WSUM != 0 && params[2 + 3 * M] != 0u;
+    int acc[KH][MB], rs[KH];
+    [[unroll]] for (uint k = 0; k < KH; ++k) {
+        rs[k] = 0;
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb) acc[k][mb] = corr_sh[mb];
+    }
+    int y = int(oh0) - int(p.start_pad.x);
+    for (uint i = 0; i < rows; ++i, ++y) {
+        bool row_in = y >= 0 && y < int(H);
+        int row_sum = 0;
+        for (uint v = 0; v < CG / 16; ++v) {
+            uvec4 here = row_in && a_in ? x_vec4[(xbase + uint(y) * p.in_strides.z + uint(xa) * p.in_strides.w) / 16 + v] : zp4;
+            uvec4 past = row_in && b_in ? x_vec4[(xbase + uint(y) * p.in_strides.z + uint(xb) * p.in_strides.w) / 16 + v] : zp4;
+            [[unroll]] for (uint kw = 0; kw < KW; ++kw) {
+                uvec4 xk = kw == 0 ? here : subgroupShuffle(lane < kw ? past : here, (lane + kw) & (S - 1));
+                if (ws)
+                    [[unroll]] for (uint e = 0; e < 4; ++e) row_sum += dot_mask(xk[e], 0x01010101u);
+                [[unroll]] for (uint k = 0; k < KH; ++k)
+                    [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
+                        uint at = ((mb * KH + KH - 1 - k) * KW + kw) * (CG / 4) + 4 * v;
+                        [[unroll]] for (uint e = 0; e < 4; ++e) acc[k][mb] += dot_w(xk[e], wsh[at + e]);
+                    }
+            }
+        }
+        if (i + 1 >= KH) store_walked(n, oh0 + i + 1 - KH, ow, acc[0], rs[0] + row_sum);
+        [[unroll]] for (uint k = 0; k + 1 < KH; ++k) {
+            rs[k] = rs[k + 1] + row_sum;
+            [[unroll]] for (uint mb = 0; mb < MB; ++mb) acc[k][mb] = acc[k + 1][mb];
+        }
+        rs[KH - 1] = 0;
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb) acc[KH - 1][mb] = corr_sh[mb];
+    }
+}
+
 void main() {
     t = gl_LocalInvocationID.x;
     uint OW = p.out_sizes.w, M = p.out_sizes.y;
@@ -280,6 +385,10 @@ void main() {
     uint runs = (tiles + TILES - 1) / TILES;                   // workgroups of one channel block
     uint blocks = (p.mg + MB * BLOCKS - 1) / (MB * BLOCKS);    // workgroups' channel blocks of a group
     uint wg = p.first / gl_WorkGroupSize.x + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint per_wg_sg = gl_WorkGroupSize.x / gl_SubgroupSize;      // WALK: subgroups a workgroup
+    if (WALK != 0)
+        runs = (p.out_sizes.x * ((p.out_sizes.z + WALK - 1) / WALK) * ((OW + gl_SubgroupSize - 1) / gl_SubgroupSize)
+                + per_wg_sg - 1) / per_wg_sg;
     uint run = wg % runs, blk = wg / runs;
     g = blk / blocks;
     if (g >= M / p.mg) return;                                 // uniform across the workgroup
@@ -323,6 +432,10 @@ void main() {
     m0 = wm0 + cb * MB;                                        // its first output channel
     mcount = min(MB, (g + 1) * p.mg - min(m0, (g + 1) * p.mg));
     if (mcount == 0) return;
+    if (WALK != 0) {
+        walk(run * per_wg_sg + gl_SubgroupID);
+        return;
+    }
     for (uint tile = run * TILES; tile < min(tiles, run * TILES + TILES); ++tile)
         outputs(tile * per_wg + t / BLOCKS, items);
 }

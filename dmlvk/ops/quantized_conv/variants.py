@@ -25,7 +25,7 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
-_DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN")
+_DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN", "WALK")
 # the float tail's constants after a kernel's own (float_output: block, order, scale bits, zero point bits)
 _FLOAT_TAIL = ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP_BITS")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
@@ -338,14 +338,25 @@ _VARIANTS = [
             "16 or more input channels a group in sixteens): an invocation loads 16 channels of a window "
             "position at a time, each dot product over four channels of one tap; horizontal stride 1 and at "
             "most DOT_NHWC_MOST_TAPS taps a filter (its loops unrolled within a window row); the ONNX runner "
-            "plans the layer before it to write that layout where DOT_NHWC_PLANNED",
-            requires=("shaderIntegerDotProduct",), tuning=dict(DOT_NHWC_PLANNED=True, DOT_NHWC_MOST_TAPS=9),
+            "plans the layer before it to write that layout where DOT_NHWC_PLANNED. WALK where the device "
+            "shuffles within subgroups, strides and dilations are 1 and one block holds the group's channels: "
+            "each subgroup walks DOT_WALK output rows (DOT_FEW_WALK where that leaves fewer than "
+            "DOT_WALK_MIN_SUBGROUPS subgroups), a lane an output column, each input row loaded once and the "
+            "window's next KW - 1 positions taken from the next lanes",
+            requires=("shaderIntegerDotProduct",), tuning=dict(DOT_NHWC_PLANNED=True, DOT_NHWC_MOST_TAPS=9,
+                                                                DOT_WALK=16, DOT_FEW_WALK=8,
+                                                                DOT_WALK_MIN_SUBGROUPS=4000),
             wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN model's 3x3 32->4 layer (tools/model_probe.py): 28.1 us against conv.dot's 42.5 "
                      "at 540x960, 101.6 against 137.3 at 1080x1920; the halo kernel writing its input "
                      "channels-last took 112.8 against 103.3 us (442.1 against 395.5): the frame 204.2 against "
-                     "209.2 us at 540x960, about 1.5 % slower at 1080x1920 (across runs)",
+                     "209.2 us at 540x960, about 1.5 % slower at 1080x1920 (across runs). WALK, as conv.dot.float "
+                     "(the same layer with its DepthToSpace and DequantizeLinear), same-run probes in the frame "
+                     "(tools/ablations/walk.py): 117.5 us without it at 1080x1920 (its window's loads bound it: "
+                     "60.9 without them, tools/ablations/dot_float.py), 106.0 / 93.7 / 88.6 / 90.9 walking 4 / 8 "
+                     "/ 16 / 32 rows; 429.7 against 390.1 / 328.4 / 300.8 / 298.2 at 2160x3840; 34.0 against "
+                     "32.0 / 29.2 / 32.3 / 46.0 at 540x960 (1,020 subgroups with 16 rows)",
             measured_on=H200),
     Variant("conv.dot.float", "qlinear_conv_dot", _DOT + _FLOAT_TAIL,
             "conv.dot whose epilogue also dequantizes each output byte to float32 and stores it where a "
@@ -629,10 +640,39 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     most_tiles = sel["DOT_TILES_BLOCKS" if blocks > 1 else "DOT_TILES"]
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
+    walk = _walk_rows(d, sel, mb, blocks) if not rows_in else 0
+    size = caps.max_subgroup_size or caps.subgroup_size
+
+    def walkers(rows):                     # subgroups of the device's largest size, each walking rows
+        return n * -(-oh // rows) * -(-ow // size)
+    # fewer rows a subgroup where DOT_WALK would leave fewer than DOT_WALK_MIN_SUBGROUPS of them
+    if walk and walkers(walk) < sel["DOT_WALK_MIN_SUBGROUPS"] and 0 < sel["DOT_FEW_WALK"] < walk:
+        walk = sel["DOT_FEW_WALK"]
     spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
-                CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in))
-    return TABLE[name].kernel(spec=spec, push=push, count=channel_blocks * -(-tiles // per_wg) * 128,
+                CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk)
+    if walk:
+        runs = -(-walkers(walk) // (128 // size))
+    else:
+        runs = -(-tiles // per_wg)
+    return TABLE[name].kernel(spec=spec, push=push, count=channel_blocks * runs * 128,
                               slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
+
+
+def _walk_rows(d, sel: Selection, mb: int, blocks: int) -> int:
+    """conv.dot.nhwc's WALK: DOT_WALK output rows a subgroup walks down, one output column a lane,
+    where the device shuffles within subgroups of a power-of-two size from KW - 1 to 128 (the window's
+    next KW - 1 positions come from the next lanes), the layer's strides and dilations are 1 and one
+    channel block holds the group's every channel; else 0."""
+    caps = sel.capabilities
+    geo = d.conv_params()
+    m, _, _, kw = geo["filter"]
+    least = caps.min_subgroup_size or caps.subgroup_size
+    most = caps.max_subgroup_size or caps.subgroup_size
+    powers = all(x > 0 and x & (x - 1) == 0 and x <= 128 for x in (least, most))
+    if (not caps.has(SUBGROUP_SHUFFLE) or not powers or least < max(kw - 1, 4) or blocks != 1
+            or mb != m // d.group_count or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)):
+        return 0
+    return max(0, sel["DOT_WALK"])
 
 
 def _dot_channels_last_input(d) -> bool:

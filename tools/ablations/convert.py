@@ -1,0 +1,24 @@
+"""tools/shader_ablation.py recipe: the requantizing epilogues' integer-to-float conversions (one an
+output, float(a) in requantized_bits, qconv_common.glsl) replaced by the bits trick the stores
+already use the other way: for |a| < 2^22, intBitsToFloat(a + 0x4B400000) is MAGIC + a exactly, so
+less MAGIC it is float(a) with two full-rate additions instead of one conversion (a quarter or less
+of their rate on GPUs). The dequantizing epilogue (conv.dot.float) likewise. "no conversion" is a
+bound, not an answer: its outputs are wrong."""
+Q = "qconv_common.glsl"
+D = "qlinear_conv_dot.comp"
+BITS = "uint requantized_bits(int a, float mult, Requant rq) { return requantized_float_bits(float(a), mult, rq); }"
+MAGIC_BITS = (Q, BITS, "uint requantized_bits(int a, float mult, Requant rq) { precise float f = "
+              "intBitsToFloat(a + 0x4B400000) - MAGIC; return requantized_float_bits(f, mult, rq); }")
+NO_CONVERSION = (Q, BITS, "uint requantized_bits(int a, float mult, Requant rq) { "
+                 "return requantized_float_bits(intBitsToFloat(a), mult, rq); }")
+DQ = """                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
+                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;"""
+MAGIC_DQ = (D, DQ, """                uint qb = requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) + uint(yzp - int(DQ_ZP_BITS));
+                precise float r = (uintBitsToFloat(qb) - MAGIC) * dq_scale;""")
+
+VARIANTS = {
+    "as is": [],
+    "requantization without conversions": [MAGIC_BITS],
+    "requantization and dequantization without conversions": [MAGIC_BITS, MAGIC_DQ],
+    "no conversion (a bound; wrong outputs)": [NO_CONVERSION, MAGIC_DQ],
+}

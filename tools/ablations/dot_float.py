@@ -1,0 +1,24 @@
+"""tools/shader_ablation.py recipe: the parts of conv.dot.float on a channels-last input
+(qlinear_conv_dot.comp with CL_IN and D2S: the ESPCN's 3x3 32->4 last layer with its DepthToSpace and
+DequantizeLinear) cut out one at a time. Each cut but "as is" changes the output."""
+F = "qlinear_conv_dot.comp"
+DOTS = "[[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xv[j * SX + kw][e], wv);"
+LOAD = "? x_vec4[(xbase + uint(y) * p.in_strides.z + uint(x) * p.in_strides.w) / 16 + v] : uvec4(zp_word);"
+STORE = "                    y_vec4[at + w4] = v;"
+EPILOGUE = """                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
+                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;"""
+# the multiply-adds as one xor each: the loads stay alive
+NO_DOTS = (F, DOTS, DOTS.replace("+= dot_w(xv[j * SX + kw][e], wv)", "^= int(xv[j * SX + kw][e] ^ wv)"))
+# every window position the zero point (plus its column, so that no two are the same)
+NO_LOADS = (F, LOAD, "? uvec4(zp_word + c) : uvec4(zp_word);")
+NO_STORES = (F, STORE, f"                    if ({NEVER}) y_vec4[at + w4] = v;")
+NO_EPILOGUE = (F, EPILOGUE, "                precise float r = intBitsToFloat(acc[mb][j] + bias);")
+
+VARIANTS = {
+    "as is": [],
+    "no dot products": [NO_DOTS],
+    "no input loads": [NO_LOADS],
+    "no requantization": [NO_EPILOGUE],
+    "no float stores": [NO_STORES],
+    "loads alone": [NO_DOTS, NO_EPILOGUE, NO_STORES],
+}
