@@ -1614,6 +1614,27 @@ def test_dot_walk_exact(dot_device, rng, types):
         assert C(op.kernels[0])["WALK"] == 0 and np.array_equal(got, expected), kwargs
 
 
+def test_dot_walk_rule():
+    """Which rows conv.dot.nhwc walks (planning only): the ESPCN's last layer (3x3 32->4, channels-last
+    input) walks DOT_WALK rows at 1080x1920 on a GPU of 32-lane subgroups (4,080 subgroups), DOT_FEW_WALK
+    at 540x960 (1,020 with DOT_WALK), and none where the subgroups' size may vary, where they do not
+    shuffle, or where they are narrower than four lanes."""
+    def plan(h, w, **caps):
+        base = dict(features=frozenset({"shaderIntegerDotProduct", "subgroupShuffle"}), subgroup_size=32,
+                    min_subgroup_size=32, max_subgroup_size=32, device_type="DISCRETE_GPU")
+        d = conv_desc(1, 32, h, w, 4, 3, 3, pads=(1, 1))
+        d = dataclasses.replace(d, input_tensor=TensorDesc(U8, (1, 32, h, w), (h * w * 32, 1, w * 32, 32)))
+        kernels, _ = d.plan(Capabilities(**dict(base, **caps)))
+        assert [k.variant for k in kernels] == ["conv.dot.nhwc"], kernels
+        return C(kernels[0])["WALK"]
+    assert plan(1080, 1920) == TABLE.tuning["DOT_WALK"] == 16
+    assert plan(540, 960) == TABLE.tuning["DOT_FEW_WALK"] == 8
+    assert plan(1080, 1920, min_subgroup_size=16, max_subgroup_size=64) == 0
+    assert plan(1080, 1920, features=frozenset({"shaderIntegerDotProduct"})) == 0
+    assert plan(1080, 1920, subgroup_size=2, min_subgroup_size=2, max_subgroup_size=2) == 0
+    assert plan(1080, 1920, subgroup_size=4, min_subgroup_size=0, max_subgroup_size=0) == TABLE.tuning["DOT_WALK"]
+
+
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])
 def test_dot_kernel_tiles(dot_device, rng, channels_last):
     """Several tiles a workgroup (DOT_TILES, DOT_TILES_BLOCKS: its filter staged once for them): 3 tiles of rows (128

@@ -641,9 +641,9 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
     walk = _walk_rows(d, sel, mb, blocks) if not rows_in else 0
-    size = caps.max_subgroup_size or caps.subgroup_size
+    size = caps.min_subgroup_size or caps.subgroup_size
 
-    def walkers(rows):                     # subgroups of the device's largest size, each walking rows
+    def walkers(rows):                     # subgroups (of the device's one size), each walking rows
         return n * -(-oh // rows) * -(-ow // size)
     # fewer rows a subgroup where DOT_WALK would leave fewer than DOT_WALK_MIN_SUBGROUPS of them
     if walk and walkers(walk) < sel["DOT_WALK_MIN_SUBGROUPS"] and 0 < sel["DOT_FEW_WALK"] < walk:
@@ -660,16 +660,17 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
 
 def _walk_rows(d, sel: Selection, mb: int, blocks: int) -> int:
     """conv.dot.nhwc's WALK: DOT_WALK output rows a subgroup walks down, one output column a lane,
-    where the device shuffles within subgroups of a power-of-two size from KW - 1 to 128 (the window's
-    next KW - 1 positions come from the next lanes), the layer's strides and dilations are 1 and one
-    channel block holds the group's every channel; else 0."""
+    where the device shuffles within subgroups of one size (the shader and the dispatch count the
+    subgroups alike), a power of two from 4 (8-bit rows: four lanes' bytes a word) and KW - 1 (the
+    window's next KW - 1 positions come from the next lanes) to 128, the layer's strides and
+    dilations are 1 and one channel block holds the group's every channel; else 0."""
     caps = sel.capabilities
     geo = d.conv_params()
     m, _, _, kw = geo["filter"]
-    least = caps.min_subgroup_size or caps.subgroup_size
-    most = caps.max_subgroup_size or caps.subgroup_size
-    powers = all(x > 0 and x & (x - 1) == 0 and x <= 128 for x in (least, most))
-    if (not caps.has(SUBGROUP_SHUFFLE) or not powers or least < max(kw - 1, 4) or blocks != 1
+    size = caps.min_subgroup_size or caps.subgroup_size
+    fixed = (caps.max_subgroup_size or caps.subgroup_size) == size
+    if (not caps.has(SUBGROUP_SHUFFLE) or not fixed or size & (size - 1) or not max(kw - 1, 4) <= size <= 128
+            or blocks != 1
             or mb != m // d.group_count or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)):
         return 0
     return max(0, sel["DOT_WALK"])
