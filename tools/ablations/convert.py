@@ -1,9 +1,9 @@
 """tools/shader_ablation.py recipe: the requantizing epilogues' integer-to-float conversions (one an
 output, float(a) in requantized_bits, qconv_common.glsl) replaced by the bits trick the stores
 already use the other way: for |a| < 2^22, intBitsToFloat(a + 0x4B400000) is MAGIC + a exactly, so
-less MAGIC it is float(a) with two full-rate additions instead of one conversion (a quarter or less
-of their rate on GPUs). The dequantizing epilogue (conv.dot.float) likewise. "no conversion" is a
-bound, not an answer: its outputs are wrong."""
+less MAGIC it is float(a) with two additions instead of one conversion. The dequantizing epilogue
+(conv.dot.float) likewise. "no conversion" is a bound, not an answer: its outputs are wrong. On the
+H200 neither gained (benchmarks/README.md), so the shaders keep their conversions."""
 Q = "qconv_common.glsl"
 D = "qlinear_conv_dot.comp"
 BITS = "uint requantized_bits(int a, float mult, Requant rq) { return requantized_float_bits(float(a), mult, rq); }"

@@ -153,7 +153,7 @@ _VARIANTS = [
             "HALO_LANES) where the device's accumulators keep their elements as NVIDIA's do (each subgroup "
             "checks; else through a stage in shared memory); with HALO_KSPLIT (KSPLIT) the group's input "
             "channels taken in slices, the window and filter rows in shared memory a slice's at a time, so that "
-            "an SM can hold more workgroups (not measured yet: off)",
+            "an SM can hold two of its workgroups (slower on the H200: off)",
             requires=("cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True, HALO_KSPLIT=1),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
@@ -191,7 +191,9 @@ _VARIANTS = [
                      "(workgroups of 128 and 64 invocations) it took 455.7-462.3 and 900.6-902.8 us with 264 to "
                      "1,056 workgroups, time growing with the tile count; without the next window in registers "
                      "273.7-285.2 with 132 to 528 workgroups; A fragments read from device memory rather than shared "
-                     "memory 863.4-932.7 (246-252 registers)",
+                     "memory 863.4-932.7 (246-252 registers). Its channels in two slices (HALO_KSPLIT 2: 26 KiB of "
+                     "shared memory a workgroup, 98 registers an invocation; tools/ablations/ksplit.py): 339.7 / "
+                     "342.3 / 353.4 us with 132 / 264 / 528 workgroups against 269.3 as it is",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "KH1", "KW1", "X1_SIGNED"),
