@@ -642,30 +642,22 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     most_tiles = sel["DOT_TILES_BLOCKS" if blocks > 1 else "DOT_TILES"]
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
-    walk = _walk_rows(d, sel, mb, blocks) if not rows_in else 0
-    size = caps.min_subgroup_size or caps.subgroup_size
-
-    def walkers(rows):                     # subgroups (of the device's one size), each walking rows
-        return n * -(-oh // rows) * -(-ow // size)
-    # fewer rows a subgroup where DOT_WALK would leave fewer than DOT_WALK_MIN_SUBGROUPS of them
-    if walk and walkers(walk) < sel["DOT_WALK_MIN_SUBGROUPS"] and 0 < sel["DOT_FEW_WALK"] < walk:
-        walk = sel["DOT_FEW_WALK"]
+    walk, walk_runs = _walk_rows(d, sel, mb, blocks) if not rows_in else (0, 0)
     spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
                 CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk)
-    if walk:
-        runs = -(-walkers(walk) // (128 // size))
-    else:
-        runs = -(-tiles // per_wg)
+    runs = walk_runs if walk else -(-tiles // per_wg)
     return TABLE[name].kernel(spec=spec, push=push, count=channel_blocks * runs * 128,
                               slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
 
 
-def _walk_rows(d, sel: Selection, mb: int, blocks: int) -> int:
-    """conv.dot.nhwc's WALK: DOT_WALK output rows a subgroup walks down, one output column a lane,
+def _walk_rows(d, sel: Selection, mb: int, blocks: int) -> tuple:
+    """(WALK, its workgroups of 128 a channel block) of conv.dot.nhwc: DOT_WALK output rows a
+    subgroup walks down (DOT_FEW_WALK where that would leave fewer than DOT_WALK_MIN_SUBGROUPS
+    subgroups), one output column a lane,
     where the device shuffles within subgroups of one size (the shader and the dispatch count the
     subgroups alike), a power of two from 4 (8-bit rows: four lanes' bytes a word) and KW - 1 (the
     window's next KW - 1 positions come from the next lanes) to 128, the layer's strides and
-    dilations are 1 and one channel block holds the group's every channel; else 0."""
+    dilations are 1 and one channel block holds the group's every channel; else (0, 0)."""
     caps = sel.capabilities
     geo = d.conv_params()
     m, _, _, kw = geo["filter"]
@@ -673,9 +665,15 @@ def _walk_rows(d, sel: Selection, mb: int, blocks: int) -> int:
     fixed = (caps.max_subgroup_size or caps.subgroup_size) == size
     if (not caps.has(SUBGROUP_SHUFFLE) or not fixed or size & (size - 1) or not max(kw - 1, 4) <= size <= 128
             or blocks != 1
-            or mb != m // d.group_count or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)):
-        return 0
-    return max(0, sel["DOT_WALK"])
+            or mb != m // d.group_count or tuple(geo["strides"]) != (1, 1) or tuple(geo["dilations"]) != (1, 1)
+            or sel["DOT_WALK"] <= 0):
+        return 0, 0
+    n, _, oh, ow = as_4d(d.output_grid(), 1)
+    walkers = lambda rows: n * -(-oh // rows) * -(-ow // size)
+    walk = sel["DOT_WALK"]
+    if walkers(walk) < sel["DOT_WALK_MIN_SUBGROUPS"] and 0 < sel["DOT_FEW_WALK"] < walk:
+        walk = sel["DOT_FEW_WALK"]
+    return walk, -(-walkers(walk) // (128 // size))
 
 
 def _dot_channels_last_input(d) -> bool:
