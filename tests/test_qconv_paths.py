@@ -1635,6 +1635,60 @@ def test_dot_walk_rule():
     assert plan(1080, 1920, subgroup_size=4, min_subgroup_size=0, max_subgroup_size=0) == TABLE.tuning["DOT_WALK"]
 
 
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_dot_vector_stores(dot_device, rng, types):
+    """conv.dot's channels-last output 16 bytes a store (CL_VEC: pairs of 8-channel blocks trade halves
+    by shuffles) against the reference and against the same layer stored four channels a word
+    (DOT_VEC_STORES off): 16, 32 and 64 channels a group, 1 and 2 groups, 4 and 8 outputs an
+    invocation, rows that end inside an invocation's outputs and inside a pair of them (OW 9, 10, 13),
+    zero points that need the window sums."""
+    x_dt, w_dt, y_dt = types
+    shuffles = dot_device.capabilities.has("subgroupShuffle")
+    for mg, groups, cg, (h, w), (kh, kw), pads, outputs in (
+            (64, 1, 1, (11, 16), (5, 5), ((2, 2), (2, 2)), 8),
+            (16, 2, 3, (7, 12), (3, 4), ((1, 0), (1, 0)), 8),    # OW 9
+            (32, 1, 2, (6, 12), (2, 3), ((0, 1), (1, 0)), 4),    # OW 10
+            (16, 1, 1, (9, 16), (5, 5), ((2, 1), (2, 1)), 8)):   # OW 13
+        m = mg * groups
+        args = (random_ints(rng, x_dt, (2, cg * groups, h, w)), np.float32(0.02), random_ints(rng, x_dt, ()),
+                random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
+                random_ints(rng, w_dt, (m,)), rng.integers(-5000, 5000, m).astype(np.int32), np.float32(0.7),
+                random_ints(rng, y_dt, ()))
+        kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=pads[0], end_padding=pads[1],
+                      group_count=groups)
+        results = []
+        for vec in (True, False):
+            tuning = {"DOT_VEC_STORES": vec, "DOT_OUTPUTS": outputs, "DOT_FEW_INVOCATIONS": 0}
+            got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, force="conv.dot", tuning=tuning)
+            constants = C(op.kernels[0])
+            assert (constants["CL_OUT"], constants["MB"], constants["OPT"]) == (1, 8, outputs), constants
+            assert constants["CL_VEC"] == int(vec and shuffles), constants
+            assert np.array_equal(got, expected), (mg, groups, h, w, vec)
+            results.append(got)
+        assert np.array_equal(*results)
+
+
+def test_dot_vector_stores_rule():
+    """Where conv.dot stores a channels-last output 16 bytes at a time (planning only): 8-channel blocks
+    in an even number (16, 32, 64 channels), 16-byte strides, a device that shuffles; not with one
+    block (8 channels, forced: DOT_NARROW_MIN_CHANNELS is 16), an odd count that a workgroup cannot
+    hold together (48), pixels 72 bytes apart, no shuffles, or DOT_VEC_STORES off."""
+    gpu = Capabilities(features=frozenset({"shaderIntegerDotProduct", "subgroupShuffle"}), subgroup_size=32,
+                       min_subgroup_size=32, max_subgroup_size=32, device_type="DISCRETE_GPU")
+
+    def vec(m, pixel=None, caps=gpu, **tuning):
+        pixel = pixel or m
+        d = conv_desc(1, 1, 54, 96, m, 5, 5, pads=(2, 2), out_strides=(54 * 96 * pixel, 1, 96 * pixel, pixel))
+        kernels = d.plan(caps, force="conv.dot", tuning=tuning)[0]
+        assert [k.variant for k in kernels] == ["conv.dot"] and C(kernels[0])["CL_OUT"] == 1, kernels
+        return C(kernels[0])["CL_VEC"]
+    assert (vec(16), vec(32), vec(64)) == (1, 1, 1)
+    assert (vec(8), vec(48), vec(64, pixel=72)) == (0, 0, 0)
+    assert vec(64, caps=dataclasses.replace(gpu, features=frozenset({"shaderIntegerDotProduct"}))) == 0
+    assert vec(64, DOT_VEC_STORES=False) == 0
+
+
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])
 def test_dot_kernel_tiles(dot_device, rng, channels_last):
     """Several tiles a workgroup (DOT_TILES, DOT_TILES_BLOCKS: its filter staged once for them): 3 tiles of rows (128

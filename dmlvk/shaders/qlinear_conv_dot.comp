@@ -58,14 +58,21 @@ layout(constant_id = 17) const uint CL_IN = 0;
 // of the window taken from the next lanes by subgroup shuffles, and KH output rows' sums carried down
 // as the rows come in (one channel block holding the group's every channel).
 layout(constant_id = 18) const uint WALK = 0;
+// 1 with CL_OUT, MB 8 and an even BLOCKS (16-byte strides, a group's channels in sixteens): the two
+// invocations of blocks 2b and 2b + 1 of a tile's item (invocations t and t ^ 1) trade half their
+// words by subgroup shuffles, so that each holds 16 channels of a pixel, the even one its even
+// outputs', the odd one its odd outputs', and stores them as one 16-byte vector (a subgroup's store
+// then covers its pixels' channels whole). Where lane t ^ 1 is not invocation t ^ 1, four channels a
+// word as with 0.
+layout(constant_id = 19) const uint CL_VEC = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
 // dequantization's scale bits and zero point's DQ_SCALE and DQ_ZP_BITS.
-layout(constant_id = 19) const uint D2S = 0;
-layout(constant_id = 20) const uint D2S_CRD = 0;
-layout(constant_id = 21) const uint DQ_SCALE = 0;
+layout(constant_id = 20) const uint D2S = 0;
+layout(constant_id = 21) const uint D2S_CRD = 0;
+layout(constant_id = 22) const uint DQ_SCALE = 0;
 // (its bits: SwiftShader read a negative int specialization constant as 0 here)
-layout(constant_id = 22) const uint DQ_ZP_BITS = 0;
+layout(constant_id = 23) const uint DQ_ZP_BITS = 0;
 
 const uint KQ = (KW + 3) / 4;                    // words a window row's taps span
 const uint LAST_MASK = KW % 4 == 0 ? 0x01010101u : (1u << (8 * (KW % 4))) - 1u & 0x01010101u;
@@ -198,6 +205,7 @@ void outputs(uint item, uint items) {
     int yzp = int(params[1]);
     Requant rq = requant_for(yzp);
     if (CL_OUT != 0) {
+        uint words[MB / 4][OPT];                               // output j's channels m0 + 4k .. + 3
         [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
             int bias[4], cw[4];
             float mult[4];
@@ -208,13 +216,32 @@ void outputs(uint item, uint items) {
                 mult[b] = uintBitsToFloat(params[2 + m]);
             }
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                if (ow0 + j >= OW) break;
                 uint word = 0;
                 [[unroll]] for (uint b = 0; b < 4; ++b)
                     word += requantized_bits(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b], mult[b], rq) << (8 * b);
-                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = requantized_word(word, rq);
+                words[k][j] = requantized_word(word, rq);
             }
         }
+        if (CL_VEC != 0 && MB == 8 && subgroupShuffleXor(t, 1u) == (t ^ 1u)) {   // (the pair agrees: xor is symmetric)
+            uint odd = cb & 1u;
+            [[unroll]] for (uint i = 0; i < OPT / 2; ++i) {
+                uint j = 2 * i + odd;                          // this invocation's output of the pair
+                uint mine[2], theirs[2];
+                [[unroll]] for (uint k = 0; k < 2; ++k) {
+                    mine[k] = odd != 0 ? words[k][2 * i + 1] : words[k][2 * i];
+                    theirs[k] = subgroupShuffleXor(odd != 0 ? words[k][2 * i] : words[k][2 * i + 1], 1u);
+                }
+                uvec4 v = odd != 0 ? uvec4(theirs[0], theirs[1], mine[0], mine[1])
+                                   : uvec4(mine[0], mine[1], theirs[0], theirs[1]);
+                if (ow0 + j < OW) y_vec4[output_offset(n, m0 - 8 * odd, oh, ow0 + j) >> 4] = v;
+            }
+            return;
+        }
+        [[unroll]] for (uint k = 0; k < MB / 4; ++k)
+            [[unroll]] for (uint j = 0; j < OPT; ++j) {
+                if (ow0 + j >= OW) break;
+                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = words[k][j];
+            }
         return;
     }
     if (D2S != 0) {

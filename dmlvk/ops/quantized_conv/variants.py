@@ -25,7 +25,8 @@ _C = ("KH", "KW", "X_SIGNED", "W_SIGNED", "Y_SIGNED", "WIDE")      # every kerne
 _PACKED = _C + ("WM_SPEC", "PACKED_OUT", "SPLIT")
 _ROWS = _C + ("SX", "DX", "SHIFT", "OPT", "INT32_OUT", "CG", "ROWS")
 _INT32 = _C + (None, None, None, None, "INT32_OUT")
-_DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN", "WALK")
+_DOT = _C + ("SX", "TILES", "SHIFT", "OPT", "INT32_OUT", "CG", "MB", "CL_OUT", "BLOCKS", "WSUM", "CL_IN", "WALK",
+             "CL_VEC")
 # the float tail's constants after a kernel's own (float_output: block, order, scale bits, zero point bits)
 _FLOAT_TAIL = ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP_BITS")
 # tensor units with 64- or 128-channel tiles; emulated (64-channel tiles: _packed_filter), its loops
@@ -311,12 +312,13 @@ _VARIANTS = [
             "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
             "products (four taps of a filter row each; with KW % 4 == 1, the last column's taps four rows a "
             "word), its input rows loaded once for all of them; whole-word "
-            "output rows, or a channels-last output four channels a word; a workgroup computes TILES tiles of "
-            "invocations one after the other, its channels' filter staged once",
+            "output rows, or a channels-last output four channels a word (16 bytes a store where pairs of "
+            "8-channel blocks trade halves by subgroup shuffles: CL_VEC, DOT_VEC_STORES); a workgroup computes "
+            "TILES tiles of invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_FEW_OUTPUTS=4, DOT_FEW_INVOCATIONS=1 << 20, DOT_CHANNELS=8,
                         DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False,
-                        DOT_TILES=1, DOT_TILES_BLOCKS=4, DOT_MIN_WORKGROUPS=1024),
+                        DOT_TILES=1, DOT_TILES_BLOCKS=4, DOT_MIN_WORKGROUPS=1024, DOT_VEC_STORES=True),
             wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
@@ -643,8 +645,11 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
     walk, walk_runs = _walk_rows(d, sel, mb, blocks) if not rows_in else (0, 0)
+    # a channels-last output of 8-channel blocks in pairs: 16 bytes a store where they are whole vectors
+    vec = (cl and not walk and mb == 8 and blocks % 2 == 0 and opt % 2 == 0 and mg % 16 == 0
+           and _channels_last_words(d, 16) and caps.has(SUBGROUP_SHUFFLE) and sel["DOT_VEC_STORES"])
     spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
-                CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk)
+                CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk, CL_VEC=int(vec))
     runs = walk_runs if walk else -(-tiles // per_wg)
     return TABLE[name].kernel(spec=spec, push=push, count=channel_blocks * runs * 128,
                               slots=(INPUT, FILTER, PARAMS, OUTPUT), local_size=128)
