@@ -1513,30 +1513,36 @@ def test_dot_kernel_channels_last_output(dot_device, rng, types):
             assert np.array_equal(got, expected), kwargs
 
 
-def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, force=None, tuning=None):
+def _channels_last_call(device, args, kwargs, y_dt, output=True, input=False, force=None, tuning=None, pixel=None):
     """(output, the reference's, the operator) of the numpy-level call's arguments, its output
-    tensor channels-last (channel stride 1) where output, its input tensor where input; the
-    operator's variant forced where force names one, its tuning numbers where tuning gives some."""
+    tensor channels-last (channel stride 1; its pixels `pixel` bytes apart where given, the bytes past
+    its channels checked untouched) where output, its input tensor where input; the operator's variant
+    forced where force names one, its tuning numbers where tuning gives some."""
     x, wt = args[0], args[3]
     expected = reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)
     n, m, oh, ow = expected.shape
     _, c, h, w = x.shape
+    pixel = pixel or m
     dt = {np.dtype(np.uint8): U8, np.dtype(np.int8): I8}
     desc = prepare_call(*args, **kwargs, output_dtype=y_dt, device=device)[0].desc
     if output:
         desc = dataclasses.replace(desc, output_tensor=TensorDesc(dt[np.dtype(y_dt)], expected.shape,
-                                                                  (oh * ow * m, 1, ow * m, m)))
+                                                                  (oh * ow * pixel, 1, ow * pixel, pixel)))
     if input:
         desc = dataclasses.replace(desc, input_tensor=TensorDesc(dt[x.dtype], x.shape, (h * w * c, 1, w * c, c)))
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
     op = device.create_operator(desc, force=force, tuning=tuning)
     words = lambda a, dt_: np.concatenate([np.ravel(np.asarray(a, dt_)), np.zeros(3, dt_)])
     xzp = args[2] if args[2] is not None else 0
-    out = np.zeros(expected.size + 3, y_dt)
+    size = n * oh * ow * pixel if output else expected.size
+    out = np.full(size + 3, 0x5A, y_dt)
     op.execute(inputs=[x, np.float32([args[1]]), words(xzp, x.dtype), wt, args[4], words(args[5], wt.dtype), args[6],
                        np.float32([args[7]]), words(args[8], y_dt)], outputs=[out])
-    got = out[:expected.size].reshape((n, oh, ow, m) if output else (n, m, oh, ow))
-    return got.transpose(0, 3, 1, 2) if output else got, expected, op
+    if not output:
+        return out[:size].reshape(n, m, oh, ow), expected, op
+    got = out[:size].reshape(n, oh, ow, pixel)
+    assert (got[..., m:] == 0x5A).all(), "bytes past the channels written"
+    return got[..., :m].transpose(0, 3, 1, 2), expected, op
 
 
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
@@ -1638,18 +1644,17 @@ def test_dot_walk_rule():
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_dot_vector_stores(dot_device, rng, types):
-    """conv.dot's channels-last output 16 bytes a store (CL_VEC: pairs of 8-channel blocks trade halves
-    by shuffles) against the reference and against the same layer stored four channels a word
-    (DOT_VEC_STORES off): 16, 32 and 64 channels a group, 1 and 2 groups, 4 and 8 outputs an
-    invocation, rows that end inside an invocation's outputs and inside a pair of them (OW 9, 10, 13),
-    zero points that need the window sums."""
+    """conv.dot's channels-last output 8 channels a store (CL_VEC: 8-channel blocks, 8-byte strides)
+    against the reference and against the same layer stored four channels a word (DOT_VEC_STORES
+    off): 8 to 64 channels a group, 1 and 2 groups, 4 and 8 outputs an invocation, rows that end
+    inside an invocation's outputs (OW 9, 10, 13), zero points that need the window sums; and pixels
+    8 bytes wider than their channels, whose last bytes it leaves as they were."""
     x_dt, w_dt, y_dt = types
-    shuffles = dot_device.capabilities.has("subgroupShuffle")
     for mg, groups, cg, (h, w), (kh, kw), pads, outputs in (
             (64, 1, 1, (11, 16), (5, 5), ((2, 2), (2, 2)), 8),
             (16, 2, 3, (7, 12), (3, 4), ((1, 0), (1, 0)), 8),    # OW 9
-            (32, 1, 2, (6, 12), (2, 3), ((0, 1), (1, 0)), 4),    # OW 10
-            (16, 1, 1, (9, 16), (5, 5), ((2, 1), (2, 1)), 8)):   # OW 13
+            (8, 2, 2, (6, 12), (2, 3), ((0, 1), (1, 0)), 4),     # OW 10
+            (24, 1, 1, (9, 16), (5, 5), ((2, 1), (2, 1)), 8)):   # OW 13
         m = mg * groups
         args = (random_ints(rng, x_dt, (2, cg * groups, h, w)), np.float32(0.02), random_ints(rng, x_dt, ()),
                 random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
@@ -1662,31 +1667,30 @@ def test_dot_vector_stores(dot_device, rng, types):
             tuning = {"DOT_VEC_STORES": vec, "DOT_OUTPUTS": outputs, "DOT_FEW_INVOCATIONS": 0}
             got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, force="conv.dot", tuning=tuning)
             constants = C(op.kernels[0])
-            assert (constants["CL_OUT"], constants["MB"], constants["OPT"]) == (1, 8, outputs), constants
-            assert constants["CL_VEC"] == int(vec and shuffles), constants
+            assert (constants["CL_OUT"], constants["MB"], constants["OPT"], constants["CL_VEC"]) == (1, 8, outputs, int(vec))
             assert np.array_equal(got, expected), (mg, groups, h, w, vec)
             results.append(got)
         assert np.array_equal(*results)
+    # the last layer's pixels 8 bytes wider than its channels: the bytes past them left as they were
+    got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, force="conv.dot", pixel=8 * -(-m // 8) + 8)
+    assert C(op.kernels[0])["CL_VEC"] == 1 and np.array_equal(got, expected)
 
 
 def test_dot_vector_stores_rule():
-    """Where conv.dot stores a channels-last output 16 bytes at a time (planning only): 8-channel blocks
-    in an even number (16, 32, 64 channels), 16-byte strides, a device that shuffles; not with one
-    block (8 channels, forced: DOT_NARROW_MIN_CHANNELS is 16), an odd count that a workgroup cannot
-    hold together (48), pixels 72 bytes apart, no shuffles, or DOT_VEC_STORES off."""
-    gpu = Capabilities(features=frozenset({"shaderIntegerDotProduct", "subgroupShuffle"}), subgroup_size=32,
-                       min_subgroup_size=32, max_subgroup_size=32, device_type="DISCRETE_GPU")
+    """Where conv.dot stores a channels-last output 8 channels at a time (planning only): blocks of 8
+    channels (8 to 64 channels a group; 8 forced, as DOT_NARROW_MIN_CHANNELS is 16) and 8-byte
+    strides; not with blocks of 4 (12 channels), pixels 68 bytes apart, or DOT_VEC_STORES off."""
+    gpu = Capabilities(features=frozenset({"shaderIntegerDotProduct"}), subgroup_size=32, device_type="DISCRETE_GPU")
 
-    def vec(m, pixel=None, caps=gpu, **tuning):
+    def vec(m, pixel=None, **tuning):
         pixel = pixel or m
         d = conv_desc(1, 1, 54, 96, m, 5, 5, pads=(2, 2), out_strides=(54 * 96 * pixel, 1, 96 * pixel, pixel))
-        kernels = d.plan(caps, force="conv.dot", tuning=tuning)[0]
+        kernels = d.plan(gpu, force="conv.dot", tuning=tuning)[0]
         assert [k.variant for k in kernels] == ["conv.dot"] and C(kernels[0])["CL_OUT"] == 1, kernels
-        return C(kernels[0])["CL_VEC"]
-    assert (vec(16), vec(32), vec(64)) == (1, 1, 1)
-    assert (vec(8), vec(48), vec(64, pixel=72)) == (0, 0, 0)
-    assert vec(64, caps=dataclasses.replace(gpu, features=frozenset({"shaderIntegerDotProduct"}))) == 0
-    assert vec(64, DOT_VEC_STORES=False) == 0
+        return C(kernels[0])["MB"], C(kernels[0])["CL_VEC"]
+    assert [vec(m) for m in (8, 16, 48, 64)] == [(8, 1)] * 4
+    assert vec(64, pixel=72) == (8, 1)
+    assert (vec(12), vec(64, pixel=68), vec(64, DOT_VEC_STORES=False)) == ((4, 0), (8, 0), (8, 0))
 
 
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])

@@ -58,12 +58,8 @@ layout(constant_id = 17) const uint CL_IN = 0;
 // of the window taken from the next lanes by subgroup shuffles, and KH output rows' sums carried down
 // as the rows come in (one channel block holding the group's every channel).
 layout(constant_id = 18) const uint WALK = 0;
-// 1 with CL_OUT, MB 8 and an even BLOCKS (16-byte strides, a group's channels in sixteens): the two
-// invocations of blocks 2b and 2b + 1 of a tile's item (invocations t and t ^ 1) trade half their
-// words by subgroup shuffles, so that each holds 16 channels of a pixel, the even one its even
-// outputs', the odd one its odd outputs', and stores them as one 16-byte vector (a subgroup's store
-// then covers its pixels' channels whole). Where lane t ^ 1 is not invocation t ^ 1, four channels a
-// word as with 0.
+// 1 with CL_OUT and MB 8 (8-byte strides): a pixel's 8 channels of an invocation one 8-byte store,
+// so that the store instruction of the invocations of a pixel's channel blocks covers them whole.
 layout(constant_id = 19) const uint CL_VEC = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
@@ -96,10 +92,48 @@ const uint FW = BLOCKS * BWORDS;                 // filter words of a workgroup'
 
 layout(std430, binding = 0) readonly buffer X16 { uvec4 x_vec4[]; };  // CL_IN: the input, 16 bytes a load
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store
+layout(std430, binding = 3) writeonly buffer Y8 { uvec2 y_vec2[]; };   // CL_VEC: 8 channels a store
 shared uint wsh[FW];                             // [block][channel][its PCW words] (see the prologue)
 uint t, g, cb, m0, mcount;                       // the invocation, its group, block and channels
 int s, xzp;                                      // the filter bytes' shift, the input zero point
-shared int corr_sh[BLOCKS * MB];                 // the sums' start: - xZP sum (w - s) - c K xZP
+shared int corr_sh[BLOCKS * MB];                 // the sums' start: the bias - xZP sum (w - s) - c K xZP
+
+// An output channel's numbers for requantizing its sums: cw (its window sums' factor) and multiplier.
+struct Chan {
+    int cw;
+    float mult;
+};
+
+Chan chan(uint m) {
+    return Chan(s - int(params[2 + p.out_sizes.y + m]), uintBitsToFloat(params[2 + m]));
+}
+
+// The requantized bits (requantized_bits) of a channel's sum a, which holds the bias (corr_sh), and
+// window sum r.
+uint out_bits(int a, int r, Chan c, Requant rq) { return requantized_bits(a + c.cw * r, c.mult, rq); }
+
+// The word of four channels 4k .. 4k + 3 of an invocation's MB (ch) for their sums a (window sum r).
+uint cl_word(int a[4], int r, uint k, Chan ch[MB], Requant rq) {
+    uint word = 0;
+    [[unroll]] for (uint b = 0; b < 4; ++b) word += out_bits(a[b], r, ch[4 * k + b], rq) << (8 * b);
+    return requantized_word(word, rq);
+}
+
+// D2S: an output's bits dequantized, float32(q - zero point) * DQ_SCALE, as dequantize_linear.comp
+// computes it (q: the bits' value, the output zero point yzp added back).
+float out_float(uint bits, int yzp) {
+    int q = int(bits - 0x4B400000u) + yzp;
+    precise float f = float(q - int(DQ_ZP_BITS)) * uintBitsToFloat(DQ_SCALE);
+    return f;
+}
+
+// D2S: the float image's index of output (n, m, oh, ow) after the DepthToSpace.
+uint float_at(uint n, uint m, uint oh, uint ow) {
+    uint M = p.out_sizes.y, C = M / (D2S * D2S), FH = p.out_sizes.z * D2S, FWD = p.out_sizes.w * D2S;
+    uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
+    uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;            // (row, column) in the block
+    return ((n * C + c) * FH + oh * D2S + blk / D2S) * FWD + ow * D2S + blk % D2S;
+}
 
 // The invocation's OPT outputs of item (a row's OPT columns, of one image) for its MB channels.
 void outputs(uint item, uint items) {
@@ -204,67 +238,35 @@ void outputs(uint item, uint items) {
     // requantized as requantize_biased does (requantized_bits, qconv_common.glsl)
     int yzp = int(params[1]);
     Requant rq = requant_for(yzp);
+    Chan ch[MB];
+    [[unroll]] for (uint mb = 0; mb < MB; ++mb) ch[mb] = chan(m0 + min(mb, mcount - 1));
     if (CL_OUT != 0) {
-        uint words[MB / 4][OPT];                               // output j's channels m0 + 4k .. + 3
-        [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
-            int bias[4], cw[4];
-            float mult[4];
-            [[unroll]] for (uint b = 0; b < 4; ++b) {
-                uint m = m0 + 4 * k + b;
-                bias[b] = int(params[2 + 2 * M + m]);
-                cw[b] = s - int(params[2 + M + m]);
-                mult[b] = uintBitsToFloat(params[2 + m]);
+        [[unroll]] for (uint j = 0; j < OPT; ++j) {
+            uint w[MB / 4];                                    // output j's channels m0 + 4k .. + 3
+            [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
+                int a[4];
+                [[unroll]] for (uint b = 0; b < 4; ++b) a[b] = acc[4 * k + b][j];
+                w[k] = cl_word(a, rs[j], k, ch, rq);
             }
-            [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                uint word = 0;
-                [[unroll]] for (uint b = 0; b < 4; ++b)
-                    word += requantized_bits(acc[4 * k + b][j] + cw[b] * rs[j] + bias[b], mult[b], rq) << (8 * b);
-                words[k][j] = requantized_word(word, rq);
-            }
+            if (ow0 + j >= OW) break;
+            if (CL_VEC != 0 && MB == 8)
+                y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[1]);
+            else
+                [[unroll]] for (uint k = 0; k < MB / 4; ++k) y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = w[k];
         }
-        if (CL_VEC != 0 && MB == 8 && subgroupShuffleXor(t, 1u) == (t ^ 1u)) {   // (the pair agrees: xor is symmetric)
-            uint odd = cb & 1u;
-            [[unroll]] for (uint i = 0; i < OPT / 2; ++i) {
-                uint j = 2 * i + odd;                          // this invocation's output of the pair
-                uint mine[2], theirs[2];
-                [[unroll]] for (uint k = 0; k < 2; ++k) {
-                    mine[k] = odd != 0 ? words[k][2 * i + 1] : words[k][2 * i];
-                    theirs[k] = subgroupShuffleXor(odd != 0 ? words[k][2 * i] : words[k][2 * i + 1], 1u);
-                }
-                uvec4 v = odd != 0 ? uvec4(theirs[0], theirs[1], mine[0], mine[1])
-                                   : uvec4(mine[0], mine[1], theirs[0], theirs[1]);
-                if (ow0 + j < OW) y_vec4[output_offset(n, m0 - 8 * odd, oh, ow0 + j) >> 4] = v;
-            }
-            return;
-        }
-        [[unroll]] for (uint k = 0; k < MB / 4; ++k)
-            [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                if (ow0 + j >= OW) break;
-                y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = words[k][j];
-            }
         return;
     }
     if (D2S != 0) {
-        float dq_scale = uintBitsToFloat(DQ_SCALE);
-        uint C = M / (D2S * D2S), FH = OH * D2S, FWD = OW * D2S;    // the float image's channels, rows, columns
         float f[MB][OPT];
-        [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
-            uint m = m0 + min(mb, mcount - 1);
-            int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
-            float mult = uintBitsToFloat(params[2 + m]);
-            [[unroll]] for (uint j = 0; j < OPT; ++j) {
-                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
-                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;
-                f[mb][j] = r;
-            }
-        }
+        [[unroll]] for (uint mb = 0; mb < MB; ++mb)
+            [[unroll]] for (uint j = 0; j < OPT; ++j) f[mb][j] = out_float(out_bits(acc[mb][j], rs[j], ch[mb], rq), yzp);
         if (MB == D2S * D2S && M == MB) {
             // One image channel, the invocation holding its every channel (either order: m = D2S * row
             // + column in the block): each of its D2S rows' OPT * D2S floats, 16 bytes a store (OW and
             // OPT multiples of 4: whole, aligned pieces).
             uint left = (OW - ow0) * D2S;                          // floats of the row from ow0 on
             [[unroll]] for (uint i = 0; i < D2S; ++i) {
-                uint at = ((n * FH + oh * D2S + i) * FWD + ow0 * D2S) / 4;
+                uint at = float_at(n, i * D2S, oh, ow0) / 4;
                 [[unroll]] for (uint w4 = 0; w4 < OPT * D2S / 4; ++w4) {
                     if (4 * w4 >= left) break;
                     uvec4 v;
@@ -279,28 +281,21 @@ void outputs(uint item, uint items) {
         }
         [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
             if (mb >= mcount) break;
-            uint m = m0 + mb;
-            uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
-            uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;        // (row, column) in the block
-            uint fbase = ((n * C + c) * FH + oh * D2S + blk / D2S) * FWD + ow0 * D2S + blk % D2S;
             [[unroll]] for (uint j = 0; j < OPT; ++j) {
                 if (ow0 + j >= OW) break;
-                y_words[fbase + j * D2S] = floatBitsToUint(f[mb][j]);
+                y_words[float_at(n, m0 + mb, oh, ow0 + j)] = floatBitsToUint(f[mb][j]);
             }
         }
         return;
     }
     [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
         if (mb >= mcount) break;
-        uint m = m0 + mb;
-        int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
-        float mult = uintBitsToFloat(params[2 + m]);
-        uint obase = output_offset(n, m, oh, ow0) >> 2;
+        uint obase = output_offset(n, m0 + mb, oh, ow0) >> 2;
         [[unroll]] for (uint w = 0; w < OPT / 4; ++w) {
             if (ow0 + 4 * w >= OW) break;                      // OW is a multiple of 4
             uint word = 0;
             [[unroll]] for (uint b = 0; b < 4; ++b)
-                word += requantized_bits(acc[mb][4 * w + b] + cw * rs[4 * w + b] + bias, mult, rq) << (8 * b);
+                word += out_bits(acc[mb][4 * w + b], rs[4 * w + b], ch[mb], rq) << (8 * b);
             y_words[obase + w] = requantized_word(word, rq);
         }
     }
@@ -311,44 +306,33 @@ void outputs(uint item, uint items) {
 // zero point's), and with 8-bit rows each lane whose column is a multiple of 4 stores the word of its
 // own and the next three lanes' bytes.
 void store_walked(uint n, uint oh, uint ow, int a[MB], int r) {
-    uint OH = p.out_sizes.z, OW = p.out_sizes.w, M = p.out_sizes.y;
-    bool live = ow < OW;
+    bool live = ow < p.out_sizes.w;
     int yzp = int(params[1]);
     Requant rq = requant_for(yzp);
+    Chan ch[MB];
+    [[unroll]] for (uint mb = 0; mb < MB; ++mb) ch[mb] = chan(m0 + mb);
     if (D2S != 0) {
-        float dq_scale = uintBitsToFloat(DQ_SCALE);
-        uint C = M / (D2S * D2S), FH = OH * D2S, FWD = OW * D2S;
         [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
-            uint m = m0 + mb;
-            int bias = int(params[2 + 2 * M + m]), cw = s - int(params[2 + M + m]);
-            int q = int(requantized_bits(a[mb] + cw * r + bias, uintBitsToFloat(params[2 + m]), rq) - 0x4B400000u) + yzp;
-            precise float f = float(q - int(DQ_ZP_BITS)) * dq_scale;
-            uint c = D2S_CRD != 0 ? m / (D2S * D2S) : m % C;
-            uint blk = D2S_CRD != 0 ? m % (D2S * D2S) : m / C;
-            if (live) y_words[((n * C + c) * FH + oh * D2S + blk / D2S) * FWD + ow * D2S + blk % D2S] = floatBitsToUint(f);
+            float f = out_float(out_bits(a[mb], r, ch[mb], rq), yzp);
+            if (live) y_words[float_at(n, m0 + mb, oh, ow)] = floatBitsToUint(f);
         }
         return;
     }
     if (CL_OUT != 0) {
         [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
-            uint word = 0;
-            [[unroll]] for (uint b = 0; b < 4; ++b) {
-                uint m = m0 + 4 * k + b;
-                word += requantized_bits(a[4 * k + b] + (s - int(params[2 + M + m])) * r + int(params[2 + 2 * M + m]),
-                                         uintBitsToFloat(params[2 + m]), rq) << (8 * b);
-            }
-            if (live) y_words[output_offset(n, m0 + 4 * k, oh, ow) >> 2] = requantized_word(word, rq);
+            int a4[4];
+            [[unroll]] for (uint b = 0; b < 4; ++b) a4[b] = a[4 * k + b];
+            uint word = cl_word(a4, r, k, ch, rq);
+            if (live) y_words[output_offset(n, m0 + 4 * k, oh, ow) >> 2] = word;
         }
         return;
     }
     uint lane = gl_SubgroupInvocationID;
     [[unroll]] for (uint mb = 0; mb < MB; ++mb) {
-        uint m = m0 + mb;
-        uint bits = requantized_bits(a[mb] + (s - int(params[2 + M + m])) * r + int(params[2 + 2 * M + m]),
-                                     uintBitsToFloat(params[2 + m]), rq);
+        uint bits = out_bits(a[mb], r, ch[mb], rq);
         uint word = bits;
         [[unroll]] for (uint b = 1; b < 4; ++b) word += subgroupShuffle(bits, min(lane + b, gl_SubgroupSize - 1)) << (8 * b);
-        if (live && lane % 4 == 0) y_words[output_offset(n, m, oh, ow) >> 2] = requantized_word(word, rq);
+        if (live && lane % 4 == 0) y_words[output_offset(n, m0 + mb, oh, ow) >> 2] = requantized_word(word, rq);
     }
 }
 
@@ -451,7 +435,7 @@ void main() {
         uint at = t / MB * BWORDS + t % MB * PCW;
         for (uint e = 0; e < PCW; ++e) sum_w += sdot(int(wsh[at + e]), 0x01010101, 0);
         int cw = s - int(params[2 + M + min(wm0 + t, M - 1)]);
-        corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp;
+        corr_sh[t] = -xzp * sum_w - cw * int(CG * KH * KW) * xzp + int(params[2 + 2 * M + min(wm0 + t, M - 1)]);
     }
     barrier();
 

@@ -312,9 +312,9 @@ _VARIANTS = [
             "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
             "products (four taps of a filter row each; with KW % 4 == 1, the last column's taps four rows a "
             "word), its input rows loaded once for all of them; whole-word "
-            "output rows, or a channels-last output four channels a word (16 bytes a store where pairs of "
-            "8-channel blocks trade halves by subgroup shuffles: CL_VEC, DOT_VEC_STORES); a workgroup computes "
-            "TILES tiles of invocations one after the other, its channels' filter staged once",
+            "output rows, or a channels-last output four channels a word (8 channels a store with 8-channel "
+            "blocks and 8-byte strides: CL_VEC, DOT_VEC_STORES); a workgroup computes TILES tiles of "
+            "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_FEW_OUTPUTS=4, DOT_FEW_INVOCATIONS=1 << 20, DOT_CHANNELS=8,
                         DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False,
@@ -645,9 +645,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
     walk, walk_runs = _walk_rows(d, sel, mb, blocks) if not rows_in else (0, 0)
-    # a channels-last output of 8-channel blocks in pairs: 16 bytes a store where they are whole vectors
-    vec = (cl and not walk and mb == 8 and blocks % 2 == 0 and opt % 2 == 0 and mg % 16 == 0
-           and _channels_last_words(d, 16) and caps.has(SUBGROUP_SHUFFLE) and sel["DOT_VEC_STORES"])
+    # a channels-last output of 8-channel blocks: a pixel's 8 channels a store where strides allow
+    vec = cl and not walk and mb == 8 and _channels_last_words(d, 8) and sel["DOT_VEC_STORES"]
     spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
                 CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk, CL_VEC=int(vec))
     runs = walk_runs if walk else -(-tiles // per_wg)
