@@ -18,19 +18,21 @@ from dmlvk_lab import onnx_models as models
 from dmlvk_lab.oracles import random_ints, run_onnxruntime
 
 OWNED = (2, 3, 5)                  # a convolution's filter and zero points: OWNED_BY_DML
+# the pair where it runs at all (PAIR_MAX_POSITIONS is 0: chosen only where a caller asks for it)
+PAIR_ON = {"PAIR_MAX_POSITIONS": 1 << 20}
 PAIR_OWNED = OWNED + tuple(SECOND + s for s in OWNED)
 
 
 @pytest.fixture(scope="module")
 def pair_device():
-    """The device, its cooperative matrices emulated where it has none (lavapipe), and conv.dot left out
-    (so that the layers compiled alone take the cooperative-matrix kernels too)."""
+    """The device, its cooperative matrices emulated where it has none (lavapipe), conv.dot left out
+    (so that the layers compiled alone take the cooperative-matrix kernels too) and the pair on."""
     dev = dmlvk.Device()
     if (16, 16, 32) not in dev.capabilities.cooperative_matrix("int8", "int8", "int32"):
         dev.capabilities = dev.capabilities.with_emulated_cooperative_matrix()
     if not dev.capabilities.integer_dot_product:
         pytest.skip(f"{dev.name} offers no shaderIntegerDotProduct (the pair's first layer needs it)")
-    with dev.variants(tuning={"conv.dot": False, "conv.dot.nhwc": False}):
+    with dev.variants(tuning={"conv.dot": False, "conv.dot.nhwc": False, **PAIR_ON}):
         yield dev
 
 
@@ -111,7 +113,7 @@ def test_pair_exact(pair_device, rng, types, lanes):
     ran = 0
     for n, h, w, k1, pads1, m1, m2, pads2, distinct, out_kind in cases:
         first, second, raw1, raw2, want = _case(rng, types, n, h, w, k1, pads1, m1, m2, pads2, distinct, out_kind)
-        with pair_device.variants(tuning={"PAIR_LANES": lanes}):
+        with pair_device.variants(tuning={"PAIR_LANES": lanes, **PAIR_ON}):
             pair = first.compile_pair(pair_device, second)
         if pair is None:
             # only the 64-channel window may not fit (lavapipe: 32 KiB of shared memory)
@@ -136,14 +138,16 @@ def test_pair_exact(pair_device, rng, types, lanes):
 
 
 def test_pair_plan_where_it_runs(pair_device, rng):
-    """pair_plan: None where the first layer has two input channels, a stride or dilation of 2, or a
+    """pair_plan: None by default (PAIR_MAX_POSITIONS 0); where it runs at all, None where the first
+    layer has two input channels, a stride or dilation of 2, or a
     filter past 32 taps; where the second has groups or reads another type than the first writes;
     where the first's output has more than PAIR_MAX_POSITIONS positions (the boundary: 12 x 40); where
     the variant is left out; and compile_pair None where the filter is bound at execution."""
     types = TYPES[0]
     first, second, _, _, _ = _case(rng, types, 1, 12, 40, (5, 5), (2, 2, 2, 2), 32, 32, (1, 1, 1, 1), False, "nhwc")
-    sel = lambda **tuning: TABLE.selection(pair_device.capabilities, tuning=dict(tuning, **{"conv.dot": False}))
+    sel = lambda **tuning: TABLE.selection(pair_device.capabilities, tuning=dict(PAIR_ON, **tuning, **{"conv.dot": False}))
     assert pair_plan(first, second, sel()) is not None
+    assert pair_plan(first, second, TABLE.selection(pair_device.capabilities)) is None     # by default
     assert pair_plan(first, second, sel(PAIR_MAX_POSITIONS=12 * 40)) is not None
     assert pair_plan(first, second, sel(PAIR_MAX_POSITIONS=12 * 40 - 1)) is None
     assert pair_plan(first, second, sel(**{"conv.coopmat.halo.pair": False})) is None
@@ -169,12 +173,14 @@ def test_pair_plan_where_it_runs(pair_device, rng):
 def test_runner_fuses_the_first_two_layers(pair_device, widths):
     """The ONNX runner's ESPCN (first layers of 32 channels, which the emulation's 32 KiB of shared memory
     holds): QuantizeLinear, the pair, the last layer with the DepthToSpace and DequantizeLinear folded
-    in; equal to onnxruntime's output, and to the session without the pair."""
+    in, where the pair is on; equal to onnxruntime's output, and to the sessions without the pair (by
+    default, or the variant left out)."""
     model = models.quantize(models.espcn(2, *widths), models.calibration_frames())
     x = np.concatenate(models.calibration_frames(2, 13, 40, seed=5))
     want = run_onnxruntime(model, [("x", x)])
-    for tuning, variants in (({}, ["conv.coopmat.halo.pair", "conv.dot.float"]),
-                             ({"conv.coopmat.halo.pair": False}, ["conv.dot", "conv.coopmat.halo", "conv.dot.float"])):
+    apart = ["conv.dot", "conv.coopmat.halo", "conv.dot.float"]
+    for tuning, variants in ((PAIR_ON, ["conv.coopmat.halo.pair", "conv.dot.float"]), ({}, apart),
+                             ({"conv.coopmat.halo.pair": False, **PAIR_ON}, apart)):
         with pair_device.variants(tuning=dict(tuning, DOT_ON_CPU=True)):
             session = InferenceSession(model, device=pair_device)
             got, = session.run(None, {"x": x})
@@ -219,7 +225,7 @@ def test_runner_pair_at_its_boundaries(pair_device):
     both.CopyFrom(model)
     both.graph.output.append(onnx.helper.make_tensor_value_info(first_out, onnx.TensorProto.UINT8, None))
     want = run(both)
-    with pair_device.variants(tuning={"DOT_ON_CPU": True}):
+    with pair_device.variants(tuning={"DOT_ON_CPU": True, **PAIR_ON}):
         session = InferenceSession(both, device=pair_device)
         got = session.run(None, {"x": x})
     assert len(got) == 2 and all(np.array_equal(g, w) for g, w in zip(got, want))

@@ -1467,7 +1467,9 @@ def test_dot_kernel_choice():
     assert chosen(conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2))) == ["conv.dot"]
     assert chosen(conv_desc(1, 3, 54, 96, least, 3, 3, pads=(1, 1))) == ["conv.dot"]
     cl = conv_desc(1, 1, 54, 96, 64, 5, 5, pads=(2, 2), out_strides=(54 * 96 * 64, 1, 96 * 64, 64)).plan(gpu)[0]
-    assert [k.variant for k in cl] == ["conv.dot"] and (C(cl[0])["CL_OUT"], C(cl[0])["BLOCKS"]) == (1, 8)  # a pixel's 64 channels together
+    # a pixel's 64 channels together, DOT_VEC_CHANNELS (16) an invocation, each invocation's a store
+    assert [k.variant for k in cl] == ["conv.dot"] and (C(cl[0])["CL_OUT"], C(cl[0])["BLOCKS"], C(cl[0])["MB"],
+                                                        C(cl[0])["CL_VEC"]) == (1, 4, 16, 1)
     # DOT_OUTPUTS outputs an invocation, DOT_FEW_OUTPUTS where that leaves fewer than DOT_FEW_INVOCATIONS
     # invocations: 8 blocks of 8 channels by ceil(H x ceil(W / 8) / 128) tiles of 128 at 540 x 960 and 1080 x 1920
     opt = lambda h, w: C(conv_desc(1, 1, h, w, 64, 5, 5, pads=(2, 2)).plan(gpu)[0][0])["OPT"]
@@ -1644,17 +1646,19 @@ def test_dot_walk_rule():
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_dot_vector_stores(dot_device, rng, types):
-    """conv.dot's channels-last output 8 channels a store (CL_VEC: 8-channel blocks, 8-byte strides)
-    against the reference and against the same layer stored four channels a word (DOT_VEC_STORES
-    off): 8 to 64 channels a group, 1 and 2 groups, 4 and 8 outputs an invocation, rows that end
+    """conv.dot's channels-last output a block's 8 or 16 channels a store (CL_VEC: strides in as many
+    bytes) against the reference and against the same layer stored four channels a word
+    (DOT_VEC_STORES off): 8 to 64 channels a group, 1 and 2 groups, 4 and 8 outputs an invocation, rows that end
     inside an invocation's outputs (OW 9, 10, 13), zero points that need the window sums; and pixels
     8 bytes wider than their channels, whose last bytes it leaves as they were."""
     x_dt, w_dt, y_dt = types
-    for mg, groups, cg, (h, w), (kh, kw), pads, outputs in (
-            (64, 1, 1, (11, 16), (5, 5), ((2, 2), (2, 2)), 8),
-            (16, 2, 3, (7, 12), (3, 4), ((1, 0), (1, 0)), 8),    # OW 9
-            (8, 2, 2, (6, 12), (2, 3), ((0, 1), (1, 0)), 4),     # OW 10
-            (24, 1, 1, (9, 16), (5, 5), ((2, 1), (2, 1)), 8)):   # OW 13
+    for mg, groups, cg, (h, w), (kh, kw), pads, outputs, channels in (
+            (64, 1, 1, (11, 16), (5, 5), ((2, 2), (2, 2)), 8, 8),
+            (16, 2, 3, (7, 12), (3, 4), ((1, 0), (1, 0)), 8, 8),    # OW 9
+            (8, 2, 2, (6, 12), (2, 3), ((0, 1), (1, 0)), 4, 8),     # OW 10
+            (32, 2, 1, (6, 12), (2, 3), ((0, 1), (1, 0)), 4, 16),
+            (48, 1, 2, (7, 12), (3, 4), ((1, 0), (1, 0)), 8, 16),   # OW 9
+            (24, 1, 1, (9, 16), (5, 5), ((2, 1), (2, 1)), 8, 8)):   # OW 13
         m = mg * groups
         args = (random_ints(rng, x_dt, (2, cg * groups, h, w)), np.float32(0.02), random_ints(rng, x_dt, ()),
                 random_ints(rng, w_dt, (m, cg, kh, kw)), rng.uniform(0.001, 0.05, m).astype(np.float32),
@@ -1664,10 +1668,12 @@ def test_dot_vector_stores(dot_device, rng, types):
                       group_count=groups)
         results = []
         for vec in (True, False):
-            tuning = {"DOT_VEC_STORES": vec, "DOT_OUTPUTS": outputs, "DOT_FEW_INVOCATIONS": 0}
+            tuning = {"DOT_VEC_STORES": vec, "DOT_OUTPUTS": outputs, "DOT_FEW_INVOCATIONS": 0, "DOT_CHANNELS": channels,
+                      "DOT_VEC_CHANNELS": channels}
             got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt, force="conv.dot", tuning=tuning)
             constants = C(op.kernels[0])
-            assert (constants["CL_OUT"], constants["MB"], constants["OPT"], constants["CL_VEC"]) == (1, 8, outputs, int(vec))
+            assert ((constants["CL_OUT"], constants["MB"], constants["OPT"], constants["CL_VEC"])
+                    == (1, channels, outputs, int(vec)))
             assert np.array_equal(got, expected), (mg, groups, h, w, vec)
             results.append(got)
         assert np.array_equal(*results)
@@ -1677,9 +1683,11 @@ def test_dot_vector_stores(dot_device, rng, types):
 
 
 def test_dot_vector_stores_rule():
-    """Where conv.dot stores a channels-last output 8 channels at a time (planning only): blocks of 8
-    channels (8 to 64 channels a group; 8 forced, as DOT_NARROW_MIN_CHANNELS is 16) and 8-byte
-    strides; not with blocks of 4 (12 channels), pixels 68 bytes apart, or DOT_VEC_STORES off."""
+    """Where conv.dot stores a channels-last output a block's channels at a time (planning only):
+    blocks of DOT_VEC_CHANNELS (16) where the group's channels and the strides come in sixteens, else
+    of DOT_CHANNELS (8; 8 and 24 channels forced, as DOT_NARROW_MIN_CHANNELS is 16) with 8-byte
+    strides; not with blocks of 4 (12 channels), pixels 68 bytes apart (72 with blocks of 16), or
+    DOT_VEC_STORES off (blocks of DOT_CHANNELS then)."""
     gpu = Capabilities(features=frozenset({"shaderIntegerDotProduct"}), subgroup_size=32, device_type="DISCRETE_GPU")
 
     def vec(m, pixel=None, **tuning):
@@ -1688,15 +1696,16 @@ def test_dot_vector_stores_rule():
         kernels = d.plan(gpu, force="conv.dot", tuning=tuning)[0]
         assert [k.variant for k in kernels] == ["conv.dot"] and C(kernels[0])["CL_OUT"] == 1, kernels
         return C(kernels[0])["MB"], C(kernels[0])["CL_VEC"]
-    assert [vec(m) for m in (8, 16, 48, 64)] == [(8, 1)] * 4
-    assert vec(64, pixel=72) == (8, 1)
+    assert [vec(m) for m in (16, 48, 64)] == [(16, 1)] * 3                   # DOT_VEC_CHANNELS
+    assert [vec(m) for m in (8, 24)] == [(8, 1)] * 2                         # DOT_CHANNELS: not in sixteens
+    assert (vec(64, pixel=72), vec(64, DOT_VEC_CHANNELS=8), vec(64, DOT_CHANNELS=16, pixel=72)) == ((8, 1), (8, 1), (16, 0))
     assert (vec(12), vec(64, pixel=68), vec(64, DOT_VEC_STORES=False)) == ((4, 0), (8, 0), (8, 0))
 
 
 @pytest.mark.parametrize("channels_last", [False, True], ids=["rows", "channels-last"])
 def test_dot_kernel_tiles(dot_device, rng, channels_last):
     """Several tiles a workgroup (DOT_TILES, DOT_TILES_BLOCKS: its filter staged once for them): 3 tiles of rows (128
-    invocations of 8 outputs a tile) or 5 channels-last ones (two blocks of 8 channels a pixel: 64
+    invocations of 8 outputs a tile) or 5 channels-last ones (two blocks of 8 channels a pixel, DOT_VEC_CHANNELS 8: 64
     invocations a tile) in workgroups of 2, the last with one tile, in each of 2 groups; against the
     reference, as with one tile a workgroup."""
     x_dt, w_dt, y_dt = np.uint8, np.int8, np.uint8
@@ -1709,7 +1718,8 @@ def test_dot_kernel_tiles(dot_device, rng, channels_last):
     kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(1, 2), end_padding=(1, 2), group_count=2)
     for tiles in (2, 1):
         with dot_device.variants(force="conv.dot", tuning={"DOT_TILES": tiles, "DOT_TILES_BLOCKS": tiles,
-                                                                "DOT_MIN_WORKGROUPS": 1, "DOT_FEW_INVOCATIONS": 0}):
+                                                                "DOT_MIN_WORKGROUPS": 1, "DOT_FEW_INVOCATIONS": 0,
+                                                                "DOT_VEC_CHANNELS": 8}):
             if channels_last:
                 got, expected, op = _channels_last_call(dot_device, args, kwargs, y_dt)
             else:

@@ -58,8 +58,8 @@ layout(constant_id = 17) const uint CL_IN = 0;
 // of the window taken from the next lanes by subgroup shuffles, and KH output rows' sums carried down
 // as the rows come in (one channel block holding the group's every channel).
 layout(constant_id = 18) const uint WALK = 0;
-// 1 with CL_OUT and MB 8 (8-byte strides): a pixel's 8 channels of an invocation one 8-byte store,
-// so that the store instruction of the invocations of a pixel's channel blocks covers them whole.
+// 1 with CL_OUT and MB 8 or 16 (strides in MB bytes): a pixel's MB channels of an invocation one
+// store, so that the store instruction of the invocations of a pixel's channel blocks covers them whole.
 layout(constant_id = 19) const uint CL_VEC = 0;
 // 0: the description's 8-bit output; else a float32 output [N, M / D2S^2, OH * D2S, OW * D2S] (packed),
 // the DepthToSpace's order column-row-depth where D2S_CRD (else depth-column-row), the
@@ -91,7 +91,7 @@ const uint BWORDS = MB * PCW | (BLOCKS > 1 ? 1u : 0u);
 const uint FW = BLOCKS * BWORDS;                 // filter words of a workgroup's channels
 
 layout(std430, binding = 0) readonly buffer X16 { uvec4 x_vec4[]; };  // CL_IN: the input, 16 bytes a load
-layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store
+layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store; CL_VEC
 layout(std430, binding = 3) writeonly buffer Y8 { uvec2 y_vec2[]; };   // CL_VEC: 8 channels a store
 shared uint wsh[FW];                             // [block][channel][its PCW words] (see the prologue)
 uint t, g, cb, m0, mcount;                       // the invocation, its group, block and channels
@@ -251,6 +251,8 @@ void outputs(uint item, uint items) {
             if (ow0 + j >= OW) break;
             if (CL_VEC != 0 && MB == 8)
                 y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[1]);
+            else if (CL_VEC != 0 && MB == 16)
+                y_vec4[output_offset(n, m0, oh, ow0 + j) >> 4] = uvec4(w[0], w[1], w[min(2u, MB / 4 - 1)], w[MB / 4 - 1]);
             else
                 [[unroll]] for (uint k = 0; k < MB / 4; ++k) y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = w[k];
         }

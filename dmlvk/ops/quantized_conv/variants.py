@@ -206,8 +206,9 @@ _VARIANTS = [
             "elements as NVIDIA's do (slower on the H200: off)",
             requires=("cooperativeMatrix", "shaderInt8", "shaderIntegerDotProduct", SUBGROUP_SHUFFLE),
             builds=_PAIR_BUILDS,
-            needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=1 << 20, PAIR_LANES=False),
-            wins=Rule("the first layer's output at most PAIR_MAX_POSITIONS positions (N x OH x OW)",
+            needs=(_COOPMAT_SHARED,), extends="conv.coopmat.halo", tuning=dict(PAIR_MAX_POSITIONS=0, PAIR_LANES=False),
+            wins=Rule("the first layer's output at most PAIR_MAX_POSITIONS positions (N x OH x OW; 0: never, "
+                      "since conv.dot stores a block's channels at a time)",
                       lambda d, positions, most: positions <= most),
             measured="the ESPCN 5x5 1->64 and 3x3 64->32 layers, in the frame (tools/model_probe.py's model, a "
                      "same-run probe): 139.8 us at 540x960 against conv.dot's 65.0 + conv.coopmat.halo's 78.1 (the "
@@ -221,7 +222,10 @@ _VARIANTS = [
                      "accumulators' lanes, the second layer's channels-last epilogue in them too): 185.0-187.4 us "
                      "against 140.2-141.6 at 540x960, 715.1 against 552.7 at 1080x1920 (same-run probes, "
                      "tools/ablations/pair_lanes.py), so it stays off; the second layer's lanes' epilogue alone "
-                     "(LANES, the first layer on dot products) 141.2-143.6 against 140.0-142.6",
+                     "(LANES, the first layer on dot products) 141.2-143.6 against 140.0-142.6. Since conv.dot "
+                     "stores a block's 16 channels of a pixel at a time (CL_VEC) the two apart are faster at 540x960 "
+                     "too: 48.4 + 70.9 us against the pair's 143.4, the frame 157.2 against 177.9 (same-run probes, "
+                     "tools/ablations/pair_or_not.py), so PAIR_MAX_POSITIONS is 0",
             measured_on=H200),
     Variant("conv.coopmat.window", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM"),
             "narrow groups (KH x KW x Cg at most 32 taps, e.g. a first layer with one input channel), stride and "
@@ -312,13 +316,15 @@ _VARIANTS = [
             "dilation 1: an invocation computes OPT outputs of a row for MB channels with packed 4 x 8-bit dot "
             "products (four taps of a filter row each; with KW % 4 == 1, the last column's taps four rows a "
             "word), its input rows loaded once for all of them; whole-word "
-            "output rows, or a channels-last output four channels a word (8 channels a store with 8-channel "
-            "blocks and 8-byte strides: CL_VEC, DOT_VEC_STORES); a workgroup computes TILES tiles of "
+            "output rows, or a channels-last output four channels a word, or an invocation's block of 8 or 16 "
+            "channels a store where the strides come in as many bytes (CL_VEC, DOT_VEC_STORES; blocks of "
+            "DOT_VEC_CHANNELS then where the channels come in as many); a workgroup computes TILES tiles of "
             "invocations one after the other, its channels' filter staged once",
             requires=("shaderIntegerDotProduct",),
             tuning=dict(DOT_OUTPUTS=8, DOT_FEW_OUTPUTS=4, DOT_FEW_INVOCATIONS=1 << 20, DOT_CHANNELS=8,
                         DOT_FEW_CHANNELS=8, DOT_NARROW_MIN_CHANNELS=16, DOT_MAX_FILTER_WORDS=4096, DOT_ON_CPU=False,
-                        DOT_TILES=1, DOT_TILES_BLOCKS=4, DOT_MIN_WORKGROUPS=1024, DOT_VEC_STORES=True),
+                        DOT_TILES=1, DOT_TILES_BLOCKS=4, DOT_MIN_WORKGROUPS=1024, DOT_VEC_STORES=True,
+                        DOT_VEC_CHANNELS=16),
             wins=_DOT_WINS,
             needs=(_DOT_SHARED,),
             measured="the ESPCN layers at 540x960 (tools/model_probe.py): 3x3 32->4 took 42 us against the "
@@ -335,7 +341,13 @@ _VARIANTS = [
                      "went 204.8 -> 219.8 with 4, so keeps 8. The last column's taps four rows a word (7 dot "
                      "products an output for 5x5, not 10): 5x5 1->64 at 1080x1920 in the frame 174.3 us against "
                      "198.7 (same run); with it, 16 channels an invocation took 200.7-201.2, 12 or 16 outputs "
-                     "194.9-195.5, DOT_TILES_BLOCKS 2 188.0",
+                     "194.9-195.5, DOT_TILES_BLOCKS 2 188.0. Each channel's bias in its starting sum: 165.9 us "
+                     "against 171.8. A block's channels a store (same-run probes in the frame, "
+                     "tools/ablations/vec_stores.py, dot_tuning.py, pair_or_not.py): 8 a store 156.7 us against "
+                     "161.8 four a word (stores cut: 153.1); blocks of 16 channels, 16 a store, 153.1 against 156.4-"
+                     "156.7 at 1080x1920, 549.6 against 590.8 at 2160x3840, 48.4 against 53.0 at 540x960; "
+                     "16-byte stores of 8-channel blocks trading halves by subgroup shuffles 213.5 against 171.5 "
+                     "(211.1 with the stores cut: the shuffles' cost)",
             measured_on=H200),
     Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
             "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
@@ -618,6 +630,12 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     cl = not rows_out and _channels_last_words(d)
     if cl:
         mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
+    # 16-byte stores: a pixel's DOT_VEC_CHANNELS channels an invocation (rows input) where they come in
+    # as many and the strides in as many bytes
+    most_vec = sel["DOT_VEC_CHANNELS"]
+    if (cl and rows_in and sel["DOT_VEC_STORES"] and most_vec in (8, 16) and mg % most_vec == 0
+            and _channels_last_words(d, most_vec) and most_vec * per_channel <= sel["DOT_MAX_FILTER_WORDS"]):
+        mb = most_vec
     if not (rows_out or cl) or mb == 0:
         return None
     # conv.dot.nhwc's loops over taps, channels and outputs, unrolled within a window row, and the
@@ -645,8 +663,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     per_wg = max(1, min(most_tiles, channel_blocks * tiles // max(1, sel["DOT_MIN_WORKGROUPS"]), tiles))
     spec, push = _spec_push(d)
     walk, walk_runs = _walk_rows(d, sel, mb, blocks) if not rows_in else (0, 0)
-    # a channels-last output of 8-channel blocks: a pixel's 8 channels a store where strides allow
-    vec = cl and not walk and mb == 8 and _channels_last_words(d, 8) and sel["DOT_VEC_STORES"]
+    # a channels-last output of 8- or 16-channel blocks: a pixel's block a store where strides allow
+    vec = cl and not walk and mb in (8, 16) and _channels_last_words(d, mb) and sel["DOT_VEC_STORES"]
     spec.update(SX=sw, TILES=per_wg, SHIFT=-geo["start"][1] % 4, OPT=opt, INT32_OUT=0, CG=cg, MB=mb,
                 CL_OUT=int(cl), BLOCKS=blocks, WSUM=1, CL_IN=int(not rows_in), WALK=walk, CL_VEC=int(vec))
     runs = walk_runs if walk else -(-tiles // per_wg)
