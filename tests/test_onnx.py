@@ -71,10 +71,13 @@ def espcn_models():
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("per_axis", [False, True])
-def test_quantize_and_dequantize_match_onnxruntime(device, rng, dtype, per_axis):
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (3, 3, 37, 41)])
+def test_quantize_and_dequantize_match_onnxruntime(device, rng, dtype, per_axis, shape):
     # On the host (numpy) and on the device (ops.quantize, inside a session), against onnxruntime:
-    # ties, saturation, +-0, +-inf (saturate) and NaN (the type's lowest value, as onnxruntime gives).
-    x = (rng.standard_normal((2, 3, 5, 7)) * 3).astype(np.float32)
+    # ties, saturation, +-0, +-inf (saturate) and NaN (the type's lowest value, as onnxruntime gives);
+    # 210 elements (the last word half full), and 13,653 (3,414 words: a QuantizeLinear invocation's
+    # QUANTIZE_WORDS in 7 workgroups, the last partly idle, the last word 1 element).
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
     scale = np.float32(0.05)
     x.reshape(-1)[:40] = (np.arange(40, dtype=np.float32) - 20.5) * scale       # ties: half to even
     x.reshape(-1)[40:44] = [1e6, -1e6, np.float32(127.5) * scale, np.float32(-128.5) * scale]
