@@ -75,8 +75,8 @@ def espcn_models():
 def test_quantize_and_dequantize_match_onnxruntime(device, rng, dtype, per_axis, shape):
     # On the host (numpy) and on the device (ops.quantize, inside a session), against onnxruntime:
     # ties, saturation, +-0, +-inf (saturate) and NaN (the type's lowest value, as onnxruntime gives);
-    # 210 elements (the last word half full), and 13,653 (3,414 words: a QuantizeLinear invocation's
-    # QUANTIZE_WORDS in 7 workgroups, the last partly idle, the last word 1 element).
+    # 210 elements (the last word half full), and 13,653 (3,414 words in 27 workgroups, the last partly
+    # idle, the last word 1 element).
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
     scale = np.float32(0.05)
     x.reshape(-1)[:40] = (np.arange(40, dtype=np.float32) - 20.5) * scale       # ties: half to even

@@ -20,7 +20,6 @@ from ..tensor import TensorDesc
 from .base import CompiledOperator
 
 LOCAL = 128
-QUANTIZE_WORDS = 4
 FLOAT64 = "shaderFloat64"
 
 
@@ -73,14 +72,9 @@ class QuantizeLinearDesc:
         if count >= 2**32 - 4:
             raise UnsupportedError(f"{self.name}: {count} elements; at most 2^32 - 5 run on the device")
         signed = int(np.dtype(self.dtype) == np.int8)
-        words = -(-count // 4)
-        if not self.quantize:
-            return Kernel(shader="dequantize_linear", spec=(signed, int(self.axis is not None)),
-                          push=(count, self.inner, self.channels), count=words, slots=(0, 1, 2), local_size=LOCAL)
-        # QUANTIZE_WORDS output words an invocation (a workgroup's neighbouring ones at each step)
-        return Kernel(shader="quantize_linear", spec=(signed, int(self.axis is not None), QUANTIZE_WORDS),
-                      push=(count, self.inner, self.channels),
-                      count=-(-words // (LOCAL * QUANTIZE_WORDS)) * LOCAL, slots=(0, 1, 2), local_size=LOCAL)
+        return Kernel(shader="quantize_linear" if self.quantize else "dequantize_linear",
+                      spec=(signed, int(self.axis is not None)), push=(count, self.inner, self.channels),
+                      count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
 
     def compile(self, device: Device, choice=None) -> "QuantizeLinearOperator":
         if choice is not None and choice.strict and (choice.force is not None or choice.tuning):

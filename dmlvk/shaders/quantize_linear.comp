@@ -5,19 +5,17 @@
 // rounds to the float32 one: a quotient of two float32 values is never a float32 midpoint, and
 // double's error is far below its distance from one), then clamped to the quantized range less
 // the zero point before rounding. NaN gives the type's lowest value, +-inf saturate. Per tensor
-// or per axis (scale and zero point per channel of that axis). Each invocation writes WORDS output
-// words of 4 elements, each read as one vector (a workgroup's neighbouring ones). Built only with FP64
-// (devices with shaderFloat64; dmlvk.onnx quantizes on the host elsewhere).
+// or per axis (scale and zero point per channel of that axis). Each invocation writes one output
+// word: 4 elements. Built only with FP64 (devices with shaderFloat64; dmlvk.onnx quantizes on the
+// host elsewhere).
 
 #extension GL_ARB_gpu_shader_fp64 : require
-#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint SIGNED = 0;      // int8 output, else uint8
 layout(constant_id = 2) const uint PER_AXIS = 0;
-layout(constant_id = 3) const uint WORDS = 1;       // output words an invocation
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 0) readonly buffer X4 { vec4 x4[]; };       // (the same elements, 4 a load)
+
+layout(std430, binding = 0) restrict readonly buffer X { float x[]; };
 layout(std430, binding = 1) restrict readonly buffer Params { uint params[]; };   // scale bits [C], zero point [C]
 layout(std430, binding = 2) restrict writeonly buffer Y { uint y[]; };
 
@@ -29,11 +27,11 @@ layout(push_constant) uniform Push {
     uint first;      // index of this dispatch's first invocation
 } p;
 
-// Output word `word`: its 4 elements (fewer at the end), read as one vector where all 4 are there.
-uint quantize_word(uint word) {
+void main() {
+    uint word = p.first + (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
+              + gl_LocalInvocationID.x;
+    if (word >= (p.count + 3) / 4) return;
     int lo = SIGNED != 0 ? -128 : 0, hi = SIGNED != 0 ? 127 : 255;
-    bool whole = word * 4 + 3 < p.count;
-    vec4 v4 = whole ? x4[word] : vec4(0.0);
     uint out_word = 0;
     for (uint e = 0; e < 4; ++e) {
         uint i = word * 4 + e;
@@ -41,7 +39,7 @@ uint quantize_word(uint word) {
         uint ch = PER_AXIS != 0 ? (i / p.inner) % p.channels : 0;
         float scale = uintBitsToFloat(params[ch]);
         int zp = int(params[p.channels + ch]);
-        float v = whole ? v4[e] : x[i];
+        float v = x[i];
         int q;
         if (isnan(v)) {
             q = lo;
@@ -52,18 +50,5 @@ uint quantize_word(uint word) {
         }
         out_word |= (uint(q) & 0xFFu) << (8 * e);
     }
-    return out_word;
-}
-
-void main() {
-    // invocation t of workgroup w: words (w x WORDS + k) x LOCAL + t, k < WORDS, so that each of its
-    // loads and stores is a workgroup's neighbouring vectors and words
-    uint inv = p.first + (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x
-             + gl_LocalInvocationID.x;
-    uint local = gl_WorkGroupSize.x, t = inv % local;
-    uint words = (p.count + 3) / 4;
-    [[unroll]] for (uint k = 0; k < WORDS; ++k) {
-        uint word = (inv / local * WORDS + k) * local + t;
-        if (word < words) y[word] = quantize_word(word);
-    }
+    y[word] = out_word;
 }
