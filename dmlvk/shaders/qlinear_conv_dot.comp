@@ -15,7 +15,8 @@
 // not 0 (params[2 + 3M], set by the host; WSUM 0 compiles them out). The biased sums are
 // requantized as requantize_biased (qconv_common.glsl) does and stored as whole words: output rows
 // word aligned with OW a multiple of 4, or (CL_OUT) a channels-last output, four channels of a pixel
-// a word. With CL_IN (conv.dot.nhwc) the input is channels-last instead of word-aligned rows.
+// a word (CL_VEC: an invocation's 8 or 16 a store). With CL_IN (conv.dot.nhwc) the input is
+// channels-last instead of word-aligned rows.
 // With D2S (conv.dot.float: the ONNX runner's QLinearConv -> [DepthToSpace ->] DequantizeLinear) each
 // output byte is then dequantized, float32(q - zero point) * DQ_SCALE as dequantize_linear.comp computes
 // it, and stored as a float at its place after a DepthToSpace of block D2S (1: none), so that one

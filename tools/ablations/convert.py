@@ -11,10 +11,10 @@ MAGIC_BITS = (Q, BITS, "uint requantized_bits(int a, float mult, Requant rq) { p
               "intBitsToFloat(a + 0x4B400000) - MAGIC; return requantized_float_bits(f, mult, rq); }")
 NO_CONVERSION = (Q, BITS, "uint requantized_bits(int a, float mult, Requant rq) { "
                  "return requantized_float_bits(intBitsToFloat(a), mult, rq); }")
-DQ = """                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
-                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;"""
-MAGIC_DQ = (D, DQ, """                uint qb = requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) + uint(yzp - int(DQ_ZP_BITS));
-                precise float r = (uintBitsToFloat(qb) - MAGIC) * dq_scale;""")
+DQ = """    int q = int(bits - 0x4B400000u) + yzp;
+    precise float f = float(q - int(DQ_ZP_BITS)) * uintBitsToFloat(DQ_SCALE);"""
+MAGIC_DQ = (D, DQ, """    uint qb = bits + uint(yzp - int(DQ_ZP_BITS));
+    precise float f = (uintBitsToFloat(qb) - MAGIC) * uintBitsToFloat(DQ_SCALE);""")
 
 VARIANTS = {
     "as is": [],

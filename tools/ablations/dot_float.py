@@ -6,14 +6,14 @@ F = "qlinear_conv_dot.comp"
 DOTS = "[[unroll]] for (uint j = 0; j < OPT; ++j) acc[mb][j] += dot_w(xv[j * SX + kw][e], wv);"
 LOAD = "? x_vec4[(xbase + uint(y) * p.in_strides.z + uint(x) * p.in_strides.w) / 16 + v] : uvec4(zp_word);"
 STORE = "                    y_vec4[at + w4] = v;"
-EPILOGUE = """                int q = int(requantized_bits(acc[mb][j] + cw * rs[j] + bias, mult, rq) - 0x4B400000u) + yzp;   // its value
-                precise float r = float(q - int(DQ_ZP_BITS)) * dq_scale;"""
+EPILOGUE = ("            [[unroll]] for (uint j = 0; j < OPT; ++j) f[mb][j] = out_float(out_bits(acc[mb][j], rs[j], "
+            "ch[mb], rq), yzp);")
 # the multiply-adds as one xor each: the loads stay alive
 NO_DOTS = (F, DOTS, DOTS.replace("+= dot_w(xv[j * SX + kw][e], wv)", "^= int(xv[j * SX + kw][e] ^ wv)"))
 # every window position the zero point (plus its column, so that no two are the same)
 NO_LOADS = (F, LOAD, "? uvec4(zp_word + c) : uvec4(zp_word);")
 NO_STORES = (F, STORE, f"                    if ({NEVER}) y_vec4[at + w4] = v;")
-NO_EPILOGUE = (F, EPILOGUE, "                precise float r = intBitsToFloat(acc[mb][j] + bias);")
+NO_EPILOGUE = (F, EPILOGUE, "            [[unroll]] for (uint j = 0; j < OPT; ++j) f[mb][j] = intBitsToFloat(acc[mb][j]);")
 
 NO_WALK = {"DOT_WALK": 0}
 

@@ -630,8 +630,8 @@ def _dot_kernel(d, sel: Selection) -> Optional[Kernel]:
     cl = not rows_out and _channels_last_words(d)
     if cl:
         mb = next((b for b in range(most - most % 4, 0, -4) if mg % b == 0), 0)
-    # 16-byte stores: a pixel's DOT_VEC_CHANNELS channels an invocation (rows input) where they come in
-    # as many and the strides in as many bytes
+    # a block's channels a store (CL_VEC below): DOT_VEC_CHANNELS channels an invocation (rows input)
+    # where the group's channels come in as many and the strides in as many bytes
     most_vec = sel["DOT_VEC_CHANNELS"]
     if (cl and rows_in and sel["DOT_VEC_STORES"] and most_vec in (8, 16) and mg % most_vec == 0
             and _channels_last_words(d, most_vec) and most_vec * per_channel <= sel["DOT_MAX_FILTER_WORDS"]):
