@@ -90,6 +90,7 @@ const uint PCW = CL_IN != 0 ? KH * KW * (CG / 4) : CG * PIC;      // filter word
 // invocations then read their blocks' words from distinct banks
 const uint BWORDS = MB * PCW | (BLOCKS > 1 ? 1u : 0u);
 const uint FW = BLOCKS * BWORDS;                 // filter words of a workgroup's channels
+const uint LAST_W = (MB + 3) / 4 - 1;            // CL_OUT: the last of a pixel's words an invocation holds
 
 layout(std430, binding = 0) readonly buffer X16 { uvec4 x_vec4[]; };  // CL_IN: the input, 16 bytes a load
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y_vec4[]; };   // D2S: the float image, 16 bytes a store; CL_VEC
@@ -243,7 +244,9 @@ void outputs(uint item, uint items) {
     [[unroll]] for (uint mb = 0; mb < MB; ++mb) ch[mb] = chan(m0 + min(mb, mcount - 1));
     if (CL_OUT != 0) {
         [[unroll]] for (uint j = 0; j < OPT; ++j) {
-            uint w[MB / 4];                                    // output j's channels m0 + 4k .. + 3
+            // output j's channels m0 + 4k .. + 3 (the array's size and indices valid for every MB once
+            // specialized, the branches not taken included: the validation layer checks them)
+            uint w[(MB + 3) / 4];
             [[unroll]] for (uint k = 0; k < MB / 4; ++k) {
                 int a[4];
                 [[unroll]] for (uint b = 0; b < 4; ++b) a[b] = acc[4 * k + b][j];
@@ -251,9 +254,9 @@ void outputs(uint item, uint items) {
             }
             if (ow0 + j >= OW) break;
             if (CL_VEC != 0 && MB == 8)
-                y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[1]);
+                y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[LAST_W]);
             else if (CL_VEC != 0 && MB == 16)
-                y_vec4[output_offset(n, m0, oh, ow0 + j) >> 4] = uvec4(w[0], w[1], w[min(2u, MB / 4 - 1)], w[MB / 4 - 1]);
+                y_vec4[output_offset(n, m0, oh, ow0 + j) >> 4] = uvec4(w[0], w[min(1u, LAST_W)], w[min(2u, LAST_W)], w[LAST_W]);
             else
                 [[unroll]] for (uint k = 0; k < MB / 4; ++k) y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = w[k];
         }

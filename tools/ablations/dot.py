@@ -3,8 +3,8 @@ the ESPCN 5x5 1->64 layer, whose channels-last output the halo kernel reads) cut
 Each cut but "as is" changes the output."""
 F = "qlinear_conv_dot.comp"
 # (the store of a pixel's 16 channels of an invocation, CL_VEC with DOT_VEC_CHANNELS 16: the default)
-STORE = ("                y_vec4[output_offset(n, m0, oh, ow0 + j) >> 4] = uvec4(w[0], w[1], w[min(2u, MB / 4 - 1)], "
-         "w[MB / 4 - 1]);")
+STORE = ("                y_vec4[output_offset(n, m0, oh, ow0 + j) >> 4] = uvec4(w[0], w[min(1u, LAST_W)], "
+         "w[min(2u, LAST_W)], w[LAST_W]);")
 DOTS = "    } else for (uint ic = 0; ic < CG; ++ic) {"
 NO_STORES = (F, STORE, f"                {{ if ({NEVER}) " + STORE.lstrip() + " }")
 NO_DOTS = (F, DOTS, f"    }} else if ({NEVER}) for (uint ic = 0; ic < CG; ++ic) {{")

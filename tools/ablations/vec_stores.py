@@ -3,7 +3,7 @@ the halo kernel reads) in blocks of 8 channels an invocation (DOT_VEC_CHANNELS 8
 stored 8 channels of a pixel a store (CL_VEC, DOT_VEC_STORES) against four channels a word, and
 either without its stores (a bound: the output changes)."""
 F = "qlinear_conv_dot.comp"
-VEC = "                y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[1]);"
+VEC = "                y_vec2[output_offset(n, m0, oh, ow0 + j) >> 3] = uvec2(w[0], w[LAST_W]);"
 WORD = "                [[unroll]] for (uint k = 0; k < MB / 4; ++k) y_words[output_offset(n, m0 + 4 * k, oh, ow0 + j) >> 2] = w[k];"
 EIGHT = {"DOT_VEC_CHANNELS": 8}
 VARIANTS = {
