@@ -1096,6 +1096,33 @@ def test_halo_several_tiles_exact(fast_device, rng, types):
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
                          ids=lambda t: "x".join(np.dtype(d).name for d in t))
+def test_halo_filter_in_registers_exact(fast_device, rng, types):
+    """conv.coopmat.halo with its filter's fragments in registers (HALO_AREG: each subgroup two rows of
+    the tile for 16 channels, a B fragment serving both rows' taps): tiles cut by the image's last rows
+    (a subgroup's second row past them) and columns, two images, padding on every side, window sums
+    (each of a subgroup's rows its own), 9 to 32 output channels a group (subgroups whose 16 channels
+    lie past them, fragments holding rows past them), one tile a workgroup and several, channels-last
+    outputs 16 channels a store and four a word; none where the output is not channels-last or a
+    subgroup would hold more than HALO_AREG_FRAGMENTS fragments. Against the reference."""
+    # (kh, kw), h, w, input channels, mg, output kind, padding, HALO_WORKGROUPS (0: as tuned),
+    # HALO_AREG_FRAGMENTS (0: as tuned), AREG
+    cases = [((3, 3), 11, 40, 32, 32, "nhwc", (1, 1, 1, 1), 0, 0, 1), ((3, 3), 9, 35, 32, 32, "nhwc_words", (1, 1, 1, 1), 2, 0, 1),
+             ((3, 3), 13, 70, 32, 16, "nhwc", (1, 1, 1, 1), 3, 0, 1), ((2, 3), 9, 36, 32, 20, "nhwc", (0, 1, 2, 1), 0, 0, 1),
+             ((1, 1), 17, 64, 64, 12, "nhwc_words", (0, 0, 0, 0), 3, 0, 1), ((1, 2), 10, 33, 32, 24, "nhwc", (1, 0, 1, 1), 2, 0, 1),
+             ((3, 3), 9, 36, 32, 32, "packed", (1, 1, 1, 1), 0, 0, 0), ((3, 3), 9, 36, 32, 24, "gapped", (1, 1, 1, 1), 0, 0, 0),
+             ((3, 3), 9, 36, 32, 32, "nhwc", (1, 1, 1, 1), 0, 8, 0)]
+    if fast_device.capabilities.fits_shared(48 * 1024):                  # a 3x3 layer's window of 64 channels (GPUs)
+        cases += [((3, 3), 19, 100, 64, 32, "nhwc", (1, 1, 1, 1), 5, 0, 1), ((3, 3), 11, 40, 64, 32, "nhwc", (1, 1, 1, 1), 0, 0, 1)]
+    for (kh, kw), h, w, c, mg, out_kind, pads, workgroups, most, areg in cases:
+        tuning = dict(HALO_AREG=True, **({"HALO_WORKGROUPS": workgroups} if workgroups else {}),
+                      **({"HALO_AREG_FRAGMENTS": most} if most else {}))
+        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, c, h, w), c, mg, 1, kh, kw,
+                                pads, True, out_kind, constant="AREG", tuning=tuning)
+        assert got == (areg, True), (kh, kw, h, w, c, mg, out_kind, pads, workgroups, most)
+
+
+@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
+                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
 def test_few_channels_exact(fast_device, rng, types):
     """conv.coopmat.few (forced) on channels-last inputs: runs of 32 pixels cut by the row's end (widths
     off 32, 4 to 16 output channels), two images, padding of 0-2 (taps outside the input on every

@@ -42,7 +42,10 @@
 // and there is no K loop through global memory. With TILES > 1 (one group, one filter tile) a
 // workgroup computes TILES tiles one after the other (tiles wg, wg + n, ... of its n workgroups): its
 // filter rows loaded once, each next tile's window loaded into registers while the tile before
-// multiplies, stored into Xs once that tile's epilogue is done with it.
+// multiplies, stored into Xs once that tile's epilogue is done with it. With AREG (a channels-last
+// output) subgroup s multiplies rows 2 (s % 4) and that + 1 for the channels 16 (s / 4) ... + 15 instead,
+// the A fragments of its channels held in registers, loaded from Wp once (no filter rows in shared
+// memory), each B fragment serving both rows' taps; no next window in registers then.
 //
 // With PAIR as well (conv.coopmat.halo.pair) the window is not loaded: binding 0 is the input of
 // the layer before (one input channel, stride and dilation 1), which each workgroup computes over the
@@ -121,9 +124,16 @@ layout(constant_id = 14) const uint LANES = 1;
 // a time, each slice's loaded once the slice before has multiplied, the filter rows at every tile (no
 // next window in registers): a smaller workgroup, so that an SM can hold more of them
 layout(constant_id = 15) const uint KSPLIT = 1;
+// 1 (HALO without PAIR, KSPLIT 1, a channels-last output): subgroup s multiplies rows 2 (s % 4) and
+// that + 1 of the tile for the 16 channels s / 4 (acc[r][j]: row r, columns j), each tap's A fragment
+// held in its registers from the filter rows in Wp (loaded once where a workgroup's tiles share them),
+// each B fragment the window's, read once for both rows; the filter rows never in shared memory, so
+// that the workgroup's shared memory is the window's (real matrices; emulated, A stays in As)
+layout(constant_id = 19) const uint AREG = 0;
 #else
 const uint LANES = 0;
 const uint KSPLIT = 1;
+const uint AREG = 0;
 #endif
 #ifdef ROW_TILES
 const uint TW = BN + KW - 1;      // input positions a tile row holds
@@ -154,8 +164,10 @@ shared int tap_at1[32];                       // LANES: the first layer's tap k'
 shared uint first_mma;                        // LANES: 1 where every subgroup found its accumulators as expected
 shared uint Pw[(PH * PW + 3) / 4];            // the first layer's input window, shifted to int8
 shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, biases (corrected), cw
-#else
+#elif defined(COOPMAT_EMULATED)
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
+#else
+shared uvec4 As[AREG != 0 ? 1 : BM * AQ];     // (AREG: in registers)
 #endif
 // LANES: the filter rows' channels' biases (corrected: Wp's corr added), cw and multipliers' bits,
 // [0, BM), [BM, 2 BM), [2 BM, 3 BM), loaded with the rows (their latency off each epilogue)
@@ -238,6 +250,12 @@ shared int stage[8 * 256];
 #include "coopmat_lanes.glsl"
 #endif
 
+#if defined(HALO) && !defined(PAIR) && !defined(COOPMAT_EMULATED)
+// AREG: the subgroup's A fragments, tap * CQ / 2 + c / 2 (the emulation's are offsets in As, made
+// where they are used: an array of them took lavapipe a minute to compile)
+const uint NAREG = AREG != 0 ? KH * KW * CQ / 2 : 1;
+MAT_A areg[NAREG];
+#endif
 #ifdef HALO
 // Whether this subgroup's accumulators keep their elements where coopmat_lanes.glsl says (LANES): an
 // index matrix stored into its stage at `sbase` and loaded as an accumulator, once (TILES > 1: at the
@@ -418,6 +436,7 @@ void tile_main(uint wg, uint k, uint next) {
 #ifdef TILES_8X32
     const uint FM = 2 * WM;
     uint warp = SUBGROUP_ID, wm = 0, wn = warp % 4;
+    uint arow0 = AREG != 0 ? 2 * (warp % 4) : warp;   // AREG: the subgroup's first row of the tile
 #else
     const uint FM = WM;
     uint warp = SUBGROUP_ID, wm = warp / 4, wn = warp % 4;
@@ -425,11 +444,17 @@ void tile_main(uint wg, uint k, uint next) {
     // Fragments whose 16 rows all lie past the group's Mg output channels (tiles taller than Mg:
     // 4 channels in a 64-row tile) are not multiplied; the condition is uniform in each subgroup.
     uint mrow0 = mt * BM + wm * WM * 16;
+#ifdef TILES_8X32
+    if (AREG != 0) mrow0 += (warp / 4) * 16;         // its one fragment of channels
+#endif
     bool alive = mrow0 < p.mg;
     MAT_C acc[FM][2];
     [[unroll]] for (uint i = 0; i < FM; ++i)
         [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
     MAT_C sums[2] = { MAT_C_ZERO, MAT_C_ZERO };
+#ifdef TILES_8X32
+    MAT_C sums2[2] = { MAT_C_ZERO, MAT_C_ZERO };      // AREG: its second row's
+#endif
     MAT_A ones = MAT_A_ONES;
     bool wsum = WSUM != 0 && window_sums_needed() != 0;
 
@@ -678,7 +703,11 @@ void tile_main(uint wg, uint k, uint next) {
         // the filter rows: Wp's first KH x KW x CQ vectors of rows mt * BM .. (once a workgroup where its
         // tiles share them), the slice's CQW vectors of each tap (k = tap * Cg + c)
         uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
-        if (k == 0 || mtiles * G > 1 || KSPLIT > 1) {
+        bool new_rows = k == 0 || mtiles * G > 1 || KSPLIT > 1;
+        if (new_rows) {
+#ifndef COOPMAT_EMULATED
+            if (AREG == 0)
+#endif
             [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
                 uint e = e0 + t;
                 if (e >= BM * KQ) break;
@@ -694,8 +723,18 @@ void tile_main(uint wg, uint k, uint next) {
         }
         barrier();
 #ifndef PAIR
+#ifndef COOPMAT_EMULATED
+        // AREG: the subgroup's A fragments, from Wp where the rows are new (loaded again at every tile
+        // instead, the ESPCN 3x3 64->32 layer took 566 us at 1080x1920 on the H200 against 256)
+        if (AREG != 0 && new_rows && alive)
+            [[unroll]] for (uint f = 0; f < NAREG; ++f) {
+                uint tap = f / (CQ / 2), c = (f % (CQ / 2)) * 2, i0 = mrow0 - mt * BM;
+                coopMatLoad(areg[f], wp, a0 + i0 * (kp / 16) + tap * CQ + c, kp / 16, gl_CooperativeMatrixLayoutRowMajor);
+            }
+#endif
         // the next tile's window into registers, its loads in flight while this tile's taps multiply
-        prefetched = HALO_PREFETCH != 0 && KSPLIT == 1 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
+        // (not with AREG: its registers hold the filter's fragments)
+        prefetched = HALO_PREFETCH != 0 && AREG == 0 && KSPLIT == 1 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
         if (prefetched) {
             uint npt = next % ptiles, ng = next / ptiles / mtiles, nn, noh0, now0;
             tile_origin(npt, nn, noh0, now0);
@@ -710,6 +749,38 @@ void tile_main(uint wg, uint k, uint next) {
         // real matrices: the taps' loop unrolled, so that fragments load while others multiply (95.0 us
         // against 112.5 rolled, 89.0 with the loads' loops unrolled too; emulated: kept rolled, as
         // each multiply-add is a loop of its own there)
+#ifndef PAIR
+        // AREG: each B fragment of window row arow0 + wr serves row 0's tap (wr, kw) and row 1's
+        // (wr - 1, kw)
+        if (AREG != 0) {
+            if (alive) UNROLL_REAL for (uint c = 0; c < CQW; c += 2) {
+                UNROLL_REAL for (uint wr = 0; wr < KH + 1; ++wr) {
+                    UNROLL_REAL for (uint kw = 0; kw < KW; ++kw) {
+                        MAT_B b[2];
+                        [[unroll]] for (uint j = 0; j < 2; ++j)
+                            coopMatLoad(b[j], Xs, ((arow0 + wr) * HWD + j * 16 + kw) * PS + c, PS,
+                                        gl_CooperativeMatrixLayoutColumnMajor);
+                        [[unroll]] for (uint r = 0; r < 2; ++r) {
+                            if (wr < r || wr - r >= KH) continue;
+                            uint tap = (wr - r) * KW + kw;
+#ifdef COOPMAT_EMULATED
+                            MAT_A a;
+                            coopMatLoad(a, As, (mrow0 - mt * BM) * AQ + tap * CQW + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
+#else
+                            MAT_A a = areg[tap * (CQ / 2) + c / 2];
+#endif
+                            [[unroll]] for (uint j = 0; j < 2; ++j) acc[r][j] = coopMatMulAdd(a, b[j], acc[r][j]);
+                            if (wsum)
+                                [[unroll]] for (uint j = 0; j < 2; ++j) {
+                                    if (r == 0) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
+                                    else sums2[j] = coopMatMulAdd(ones, b[j], sums2[j]);
+                                }
+                        }
+                    }
+                }
+            }
+        } else
+#endif
         if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
             uint kh = tap / KW, kw = tap % KW;
             UNROLL_REAL for (uint c = 0; c < CQW; c += 2) {
@@ -914,7 +985,10 @@ void tile_main(uint wg, uint k, uint next) {
     bool lanes = LANES != 0 && (PACKED_OUT == 3 || PACKED_OUT == 4) && lanes_as_expected(sbase);
 #endif
     [[unroll]] for (uint i = 0; i < FM; ++i) {
-        uint mf = mrow0 + i * 16;                       // the fragment's first channel in the group
+        uint mf = AREG != 0 ? mrow0 : mrow0 + i * 16;   // the fragment's first channel in the group
+#ifdef TILES_8X32
+        uint f_oh = AREG != 0 ? h_oh0 + arow0 + i : h_oh;   // and its output row
+#endif
 #ifndef COOPMAT_EMULATED
         // A fragment past the group's channels stores nothing (its subgroup skips it whole; the
         // emulation's barriers are the workgroup's, so there every subgroup goes through).
@@ -937,7 +1011,7 @@ void tile_main(uint wg, uint k, uint next) {
                 int cbl[2], cwl[2];
                 float mul[2];
                 [[unroll]] for (uint h = 0; h < 2; ++h) {
-                    uint row = i * 16 + lane / 4 + 8 * h;     // in the filter tile (mf = mt * BM + i * 16)
+                    uint row = mf - mt * BM + lane / 4 + 8 * h;   // in the filter tile
                     cbl[h] = int(ch_sh[row]);
                     cwl[h] = int(ch_sh[BM + row]);
                     mul[h] = uintBitsToFloat(ch_sh[2 * BM + row]);
@@ -948,7 +1022,8 @@ void tile_main(uint wg, uint k, uint next) {
                     [[unroll]] for (uint e = 0; e < 8; ++e) {
                         uint h = c_half(e);
                         int a = C_ELEM(acc[i][j], e) + cbl[h];
-                        if (wsum) a += cwl[h] * C_ELEM(sums[j], e);   // (every row of sums: the pixels' window sums)
+                        if (wsum)                             // (every row of sums: the pixels' window sums)
+                            a += cwl[h] * (AREG != 0 && i == 1 ? C_ELEM(sums2[j], e) : C_ELEM(sums[j], e));
                         w[h] += requantized_bits(a, mul[h], rq) << (8 * c_slot(e));
                     }
                     [[unroll]] for (uint h = 0; h < 2; ++h) w[h] = requantized_word(w[h], rq);
@@ -959,8 +1034,8 @@ void tile_main(uint wg, uint k, uint next) {
                         continue;
                     }
                     uint ow = h_ow0 + j * 16 + c, mc = mf + 4 * k;
-                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
-                        uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
+                    if (f_oh < p.out_sizes.z && ow < p.out_sizes.w) {
+                        uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + f_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
                         [[unroll]] for (uint h = 0; h < 2; ++h)
                             if (mc + 8 * h < p.mg) y_words[at + 2 * h] = w[h];
                     }
@@ -971,8 +1046,8 @@ void tile_main(uint wg, uint k, uint next) {
                     uint r0 = lane_xor(k0 ? v4[2] : v4[0], 16u), r1 = lane_xor(k0 ? v4[3] : v4[1], 16u);
                     uvec4 px16 = k0 ? uvec4(v4[0], r0, v4[1], r1) : uvec4(r0, v4[2], r1, v4[3]);
                     uint ow = h_ow0 + 16 * k + c;
-                    if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
-                        y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
+                    if (f_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
+                        y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + f_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
                 }
                 continue;
             }
@@ -998,7 +1073,11 @@ void tile_main(uint wg, uint k, uint next) {
             [[unroll]] for (uint j = 0; j < 2; ++j) {
                 int csum = 0;
                 if (wsum) {                                   // row 0 of the sums: the pixels' window sums
-                    STAGE_STORE(sums[j], sbase);
+                    if (AREG != 0 && i == 1) {
+                        STAGE_STORE(sums2[j], sbase);
+                    } else {
+                        STAGE_STORE(sums[j], sbase);
+                    }
                     SUBGROUP_MEMORY_BARRIER_SHARED();
                     SUBGROUP_BARRIER();
                     csum = STAGE(sbase + pix);
@@ -1021,8 +1100,8 @@ void tile_main(uint wg, uint k, uint next) {
                     continue;
                 }
                 uint ow = h_ow0 + j * 16 + pix;
-                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w) {
-                    uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
+                if (f_oh < p.out_sizes.z && ow < p.out_sizes.w) {
+                    uint at = (h_n * p.out_strides.x + (g * p.mg + mc) + f_oh * p.out_strides.z + ow * p.out_strides.w) >> 2;
                     [[unroll]] for (uint h = 0; h < 2; ++h)
                         if (mc + 4 * h < p.mg) y_words[at + h] = requantized_word(w2[h], rq);
                 }
@@ -1037,8 +1116,8 @@ void tile_main(uint wg, uint k, uint next) {
                 uvec4 px16 = STAGE_MEM[sbase / 4 + lane];
                 SUBGROUP_BARRIER();
                 uint ow = h_ow0 + lane;
-                if (h_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
-                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + h_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
+                if (f_oh < p.out_sizes.z && ow < p.out_sizes.w && mf < p.mg)
+                    y_vec4[(h_n * p.out_strides.x + (g * p.mg + mf) + f_oh * p.out_strides.z + ow * p.out_strides.w) >> 4] = px16;
             }
             continue;
         }
@@ -1084,8 +1163,8 @@ void tile_main(uint wg, uint k, uint next) {
             bool px_ok = px < P;
 #ifdef TILES_8X32
             // the tile's row (OW a multiple of 16: its 16-pixel pieces lie in the row or past it)
-            px = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + h_ow0 + half16 * 16;
-            px_ok = h_oh < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
+            px = (h_n * p.out_sizes.z + f_oh) * p.out_sizes.w + h_ow0 + half16 * 16;
+            px_ok = f_oh < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
 #endif
             if (ml < p.mg && px_ok) {
                 uint n = px / ohw;
@@ -1105,8 +1184,8 @@ void tile_main(uint wg, uint k, uint next) {
             uint row_left = ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;   // this lane's pixels in the row
 #elif defined(TILES_8X32)
             uint ow = h_ow0 + j * 16 + c8;
-            px0 = (h_n * p.out_sizes.z + h_oh) * p.out_sizes.w + ow;
-            uint row_left = h_oh < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;
+            px0 = (h_n * p.out_sizes.z + f_oh) * p.out_sizes.w + ow;
+            uint row_left = f_oh < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;
 #else
             uint row_left = 8u;
 #endif

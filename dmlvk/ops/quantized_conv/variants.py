@@ -42,8 +42,8 @@ _WINDOW_BUILDS = tuple((("WM_FIXED", wm),) + e + (("WINDOW_TAPS", 1),) for wm in
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
     """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
-    rows of 32 + KW - 1 positions, 32 filter rows, each with 16 bytes of padding, and their channels'
-    three numbers), the row tiles Xt
+    rows of 32 + KW - 1 positions, 32 filter rows (none with AREG and real matrices: one vector), each
+    with 16 bytes of padding, and their channels' three numbers), the row tiles Xt
     (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM
     channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
     stage, which with real matrices and no row tiles (with HALO always) is the B tile's memory."""
@@ -56,6 +56,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         cqw = cq // constants["KSPLIT"]                       # a slice's vectors (KSPLIT; the pair's is 1)
         window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cqw + 1), 32 * 3 * 4
         lanes = 1024 if ("COOPMAT_EMULATED", 1) in defines else 0     # the emulation's lane exchanges
+        if constants.get("AREG") and not lanes:                        # the filter rows in registers
+            rows = 1
         if ("PAIR", 1) not in defines:
             return 16 * (window * (cqw + 1) + rows) + channels + lanes
         # the layer before's filter rows and its subgroups' B tiles in the rows' memory, its input window's
@@ -71,7 +73,8 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
                        "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
-                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (C + 1) + 32 x (KH x KW x C + 1)) + 384, C = Cg / 16 / KSPLIT; the "
+                       "halo kernel 16 x ((7 + KH) x (31 + KW) x (C + 1) + 32 x (KH x KW x C + 1)) + 384, C = Cg / 16 / KSPLIT, "
+                       "with AREG and real matrices 16 in place of the filter rows' 32 x (KH x KW x C + 1); the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
@@ -140,7 +143,8 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat", _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT"),
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat",
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", None, None, None, "AREG"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
@@ -154,9 +158,14 @@ _VARIANTS = [
             "HALO_LANES) where the device's accumulators keep their elements as NVIDIA's do (each subgroup "
             "checks; else through a stage in shared memory); with HALO_KSPLIT (KSPLIT) the group's input "
             "channels taken in slices, the window and filter rows in shared memory a slice's at a time, so that "
-            "an SM can hold two of its workgroups (slower on the H200: off)",
+            "an SM can hold two of its workgroups (slower on the H200: off); with HALO_AREG (AREG), where the "
+            "output is channels-last and a subgroup's filter fragments number HALO_AREG_FRAGMENTS or fewer, "
+            "each subgroup multiplies two rows of the tile for 16 channels, its filter fragments held in "
+            "registers from Wp (loaded once where the workgroup's tiles share them) and each B fragment read "
+            "once for both rows, the filter rows never in shared memory (no next window in registers then)",
             requires=("cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
-            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True, HALO_KSPLIT=1),
+            tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True, HALO_KSPLIT=1,
+                        HALO_AREG=True, HALO_AREG_FRAGMENTS=18),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -194,7 +203,13 @@ _VARIANTS = [
                      "273.7-285.2 with 132 to 528 workgroups; A fragments read from device memory rather than shared "
                      "memory 863.4-932.7 (246-252 registers). Its channels in two slices (HALO_KSPLIT 2: 26 KiB of "
                      "shared memory a workgroup, 98 registers an invocation; tools/ablations/ksplit.py): 339.7 / "
-                     "342.3 / 353.4 us with 132 / 264 / 528 workgroups against 269.3 as it is",
+                     "342.3 / 353.4 us with 132 / 264 / 528 workgroups against 269.3 as it is. Its filter fragments "
+                     "in registers (HALO_AREG; tools/ablations/areg.py, same-run probes in the frame): 70.1 / 256.3 / "
+                     "976.3 us at 540x960 / 1080x1920 / 2160x3840 against 71.0 / 267.3 / 1,029.8, 255 registers an "
+                     "invocation against 126 (so still one workgroup an SM, though its shared memory is 28 KiB); "
+                     "with 264 workgroups 75.6 / 262.9 / 1,006.1; a subgroup barrier after each window row's "
+                     "multiplies (258.6 at 1080x1920) or each tap column's did not lower the registers; the "
+                     "fragments loaded again at every tile (not held) 565.9-583.8",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "KH1", "KW1", "X1_SIGNED"),
@@ -825,7 +840,13 @@ def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
     # (the pair's kernel takes none)
     ksplit = sel["HALO_KSPLIT"] if several and sel["HALO_KSPLIT"] > 1 and (cg // 16) % (2 * sel["HALO_KSPLIT"]) == 0 else 1
     (pack, main), scratch = _tiles_8x32_plan(d, sel, "conv.coopmat.halo", "HALO", mg, small=mg, cq=cg // 16,
-                                             extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"])), KSPLIT=ksplit))
+                                             extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"])), KSPLIT=ksplit,
+                                                        AREG=0))
+    # HALO_AREG: the filter's fragments in registers where a channels-last output (its epilogue takes
+    # each subgroup's two rows) and at most HALO_AREG_FRAGMENTS of them a subgroup (KH x KW x Cg / 32)
+    if (several and sel["HALO_AREG"] and ksplit == 1 and TABLE["conv.coopmat.halo"].constants(main)["PACKED_OUT"] in (3, 4)
+            and kh * kw * (cg // 32) <= sel["HALO_AREG_FRAGMENTS"]):
+        main = TABLE["conv.coopmat.halo"].with_constants(main, AREG=1)
     tiles = main.count // main.local_size              # workgroups of one tile each
     per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
     if several and per > 1 and d.group_count == 1 and mg <= 32:          # one group, one 32-channel filter tile

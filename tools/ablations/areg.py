@@ -1,0 +1,35 @@
+"""tools/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with its filter's
+fragments in registers (HALO_AREG: each subgroup two rows of the tile for 16 channels, 18 A fragments
+held from the first tile on; shared memory the window's alone, 28 KiB a workgroup instead of 46, so
+that an SM can hold two of its workgroups where an invocation needs 128 registers or fewer; no next
+window in registers), against the kernel as it is, with several counts of workgroups; and with a
+subgroup barrier after each window row's or each tap column's multiplies, which keeps the compiler
+from loading every B fragment of the unrolled taps first. The outputs are the same."""
+F = "qlinear_conv_coopmat.comp"
+_ROW_END = """                    }
+                }
+            }
+        } else"""
+_COLUMN_END = """                        }
+                    }
+                }
+            }
+        } else"""
+ROW_BARRIER = [(F, _ROW_END, """                    }
+                    SUBGROUP_BARRIER();
+                }
+            }
+        } else""")]
+COLUMN_BARRIER = [(F, _COLUMN_END, """                        }
+                        SUBGROUP_BARRIER();
+                    }
+                }
+            }
+        } else""")]
+AREG = {"HALO_AREG": True}
+VARIANTS = {
+    "as is (132 workgroups)": [],
+    "filter in registers, 132 workgroups": {"edits": [], "tuning": AREG},
+    "filter in registers, 264 workgroups": {"edits": [], "tuning": dict(AREG, HALO_WORKGROUPS=264)},
+    "filter in registers, a barrier each window row, 132": {"edits": ROW_BARRIER, "tuning": AREG},
+}
