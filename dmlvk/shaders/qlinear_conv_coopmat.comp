@@ -129,7 +129,7 @@ layout(constant_id = 15) const uint KSPLIT = 1;
 // held in its registers from the filter rows in Wp (loaded once where a workgroup's tiles share them),
 // each B fragment the window's, read once for both rows; the filter rows never in shared memory, so
 // that the workgroup's shared memory is the window's (real matrices; emulated, A stays in As)
-layout(constant_id = 19) const uint AREG = 0;
+layout(constant_id = 16) const uint AREG = 0;
 #else
 const uint LANES = 0;
 const uint KSPLIT = 1;
@@ -152,9 +152,9 @@ bool prefetched = false;
 #ifdef PAIR
 // The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
 // dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
-layout(constant_id = 16) const uint KH1 = 5;
-layout(constant_id = 17) const uint KW1 = 5;
-layout(constant_id = 18) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
+layout(constant_id = 17) const uint KH1 = 5;
+layout(constant_id = 18) const uint KW1 = 5;
+layout(constant_id = 19) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
 const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
 // As holds the first layer's filter rows (two vectors a channel) before this layer's, and (LANES) each
 // subgroup's B tile of the first layer's taps after them

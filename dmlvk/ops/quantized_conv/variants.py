@@ -144,7 +144,7 @@ _VARIANTS = [
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(_COOPMAT_SHARED,)),
     Variant("conv.coopmat.halo", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", None, None, None, "AREG"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "AREG"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
             "shared memory once, each tap's fragments read from there (a 3x3 layer's input read about 1.3 "
@@ -212,7 +212,7 @@ _VARIANTS = [
                      "fragments loaded again at every tile (not held) 565.9-583.8",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
-            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "KH1", "KW1", "X1_SIGNED"),
+            _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "AREG", "KH1", "KW1", "X1_SIGNED"),
             "conv.coopmat.halo computing its input window itself from the layer before it (one input channel, "
             "at most 32 taps, stride and dilation 1) with packed 4 x 8-bit dot products, requantized into the "
             "window, so that its output never reaches device memory; the ONNX runner's QLinearConv -> "
