@@ -1100,7 +1100,7 @@ def test_halo_filter_in_registers_exact(fast_device, rng, types):
     """conv.coopmat.halo with its filter's fragments in registers (HALO_AREG: each subgroup two rows of
     the tile for 16 channels, a B fragment serving both rows' taps): tiles cut by the image's last rows
     (a subgroup's second row past them) and columns, two images, padding on every side, window sums
-    (each of a subgroup's rows its own), 9 to 32 output channels a group (subgroups whose 16 channels
+    (each of a subgroup's rows its own), 12 to 32 output channels a group (subgroups whose 16 channels
     lie past them, fragments holding rows past them), one tile a workgroup and several, channels-last
     outputs 16 channels a store and four a word; none where the output is not channels-last or a
     subgroup would hold more than HALO_AREG_FRAGMENTS fragments. Against the reference."""

@@ -55,8 +55,9 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
         cqw = cq // constants["KSPLIT"]                       # a slice's vectors (KSPLIT; the pair's is 1)
         window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cqw + 1), 32 * 3 * 4
-        lanes = 1024 if ("COOPMAT_EMULATED", 1) in defines else 0     # the emulation's lane exchanges
-        if constants.get("AREG") and not lanes:                        # the filter rows in registers
+        emulated = ("COOPMAT_EMULATED", 1) in defines
+        lanes = 1024 if emulated else 0                               # the emulation's lane exchanges
+        if constants.get("AREG") and not emulated:                    # the filter rows in registers
             rows = 1
         if ("PAIR", 1) not in defines:
             return 16 * (window * (cqw + 1) + rows) + channels + lanes
