@@ -210,7 +210,21 @@ _VARIANTS = [
                      "invocation against 126 (so still one workgroup an SM, though its shared memory is 28 KiB); "
                      "with 264 workgroups 75.6 / 262.9 / 1,006.1; a subgroup barrier after each window row's "
                      "multiplies (258.6 at 1080x1920) or each tap column's did not lower the registers; the "
-                     "fragments loaded again at every tile (not held) 565.9-583.8",
+                     "fragments loaded again at every tile (not held) 565.9-583.8. With AREG, where its time goes "
+                     "(1080x1920, in the frame, tools/ablations/halo.py): 258.6 us, 177.9 without the taps, 178.4 "
+                     "without the global loads (98 registers: the filter's fragments constants then), 199.7 without "
+                     "the epilogue, 124.0 with the loads alone, 95.7 with the epilogue alone, 42.2 with none. Tried "
+                     "with AREG and not kept (1080x1920 / 540x960, same-run probes in the frame): subgroups that "
+                     "only load the next window into their registers beside the 8 that multiply (workgroups of 320 / "
+                     "384 / 512 invocations) 935.0 / 551.6 / 462.3 and 242.3 / 137.7 / 124.4 against 255.4 / 70.1 "
+                     "(the workgroup's size bounds the registers to 168 / 168 / 128); four rows a subgroup "
+                     "(workgroups of 128, 288 B loads a tile instead of 384) 320.0 / 330.6 / 335.6 / 344.4 with "
+                     "132 / 264 / 396 / 528 workgroups against 255.2, and 84.4-96.8 against 70.1; the next window "
+                     "in registers as without AREG (tools/ablations/prefetch.py) 252.7-254.8 against 255.4-259.6, "
+                     "71.7-71.9 against 70.1-70.4, its loads issued after the taps 278.3 / 75.8; the epilogue's "
+                     "first barrier at a workgroup's first tile only 254.5, with the next window too 248.8 against "
+                     "259.6, but 268.3-268.8 against 251.9 (the barrier at every tile) in a build that also kept "
+                     "the shared flag safety asks for (every subgroup's lanes as expected), read or not",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "AREG", "KH1", "KW1", "X1_SIGNED"),

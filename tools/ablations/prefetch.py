@@ -1,0 +1,47 @@
+"""tools/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with the next
+tile's window loaded into registers (HALO_PREFETCH, several tiles a workgroup) by every subgroup while
+the filter's fragments are in registers too (AREG, where the kernel leaves the next window out), its
+loads issued before this tile's taps (where the kernel without AREG issues them) or after them, in
+flight through the epilogue; without AREG, its loads moved after the taps likewise; and the epilogue's
+first barrier kept at a workgroup's first tile only (unsafe in general: a subgroup whose lanes are not
+as coopmat_lanes.glsl says uses the window's memory as its stage; on the H200 they are). The outputs
+are the same."""
+F = "qlinear_conv_coopmat.comp"
+_CONDITION = "prefetched = HALO_PREFETCH != 0 && AREG == 0 && KSPLIT == 1"
+_EVERY = "prefetched = HALO_PREFETCH != 0 && KSPLIT == 1"
+_BLOCK = """        // the next tile's window into registers, its loads in flight while this tile's taps multiply
+        // (not with AREG: its registers hold the filter's fragments)
+        prefetched = HALO_PREFETCH != 0 && AREG == 0 && KSPLIT == 1 && TILES > 1 && k + 1 < TILES && next < ptiles * mtiles * G;
+        if (prefetched) {
+            uint npt = next % ptiles, ng = next / ptiles / mtiles, nn, noh0, now0;
+            tile_origin(npt, nn, noh0, now0);
+            [[unroll]] for (uint i = 0; i < PRE; ++i) {
+                uint e = i * gl_WorkGroupSize.x + t;
+                if (e < HH * HWD * CQW)
+                    pre[i] = window_vector(e, 0u, nn, ng, int(noh0) - int(p.start_pad.x), int(now0) - int(p.start_pad.y));
+            }
+        }
+"""
+_TAPS_END = """    }
+#endif
+#if defined(NARROW) || defined(WINDOW_TAPS)"""
+_EPILOGUE_BARRIER = "    barrier();                                        // every subgroup's last multiplies are done (STAGE)"
+EVERY = [(F, _CONDITION, _EVERY)]
+FIRST_ONLY = [(F, _EPILOGUE_BARRIER, "    if (k == 0) barrier();")]
+
+
+def _after_taps(condition):
+    block = _BLOCK.replace(_CONDITION, condition)
+    return [(F, _BLOCK, ""), (F, _TAPS_END, "#ifndef PAIR\n" + block + "#endif\n" + _TAPS_END)]
+
+
+VARIANTS = {
+    "as is (filter in registers, no next window in flight)": [],
+    "filter in registers, the next window's loads before the taps": EVERY,
+    "filter in registers, the next window's loads after the taps": _after_taps(_EVERY),
+    "filter rows in shared memory (HALO_AREG off), loads before the taps": {"edits": [], "tuning": {"HALO_AREG": False}},
+    "filter rows in shared memory, the next window's loads after the taps": {"edits": _after_taps(_CONDITION),
+                                                                             "tuning": {"HALO_AREG": False}},
+    "as is, the epilogue's barrier at the first tile only": FIRST_ONLY,
+    "the next window's loads before the taps, the epilogue's barrier at the first tile only": EVERY + FIRST_ONLY,
+}
