@@ -1,8 +1,9 @@
 """tools/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with the next
 tile's window loaded into registers (HALO_PREFETCH, several tiles a workgroup) by every subgroup while
 the filter's fragments are in registers too (AREG, where the kernel leaves the next window out), its
-loads issued before this tile's taps (where the kernel without AREG issues them) or after them, in
-flight through the epilogue; without AREG, its loads moved after the taps likewise; and the epilogue's
+loads issued before this tile's taps (where the kernel without AREG issues them), after them, or
+after the epilogue's first barrier (in flight through the epilogue, which with the lanes touches no
+shared memory); without AREG, its loads moved likewise; and the epilogue's
 first barrier kept at a workgroup's first tile only (unsafe in general: a subgroup whose lanes are not
 as coopmat_lanes.glsl says uses the window's memory as its stage; on the H200 they are). The outputs
 are the same."""
@@ -45,3 +46,15 @@ VARIANTS = {
     "as is, the epilogue's barrier at the first tile only": FIRST_ONLY,
     "the next window's loads before the taps, the epilogue's barrier at the first tile only": EVERY + FIRST_ONLY,
 }
+
+
+def _after_epilogue_barrier(condition):
+    block = _BLOCK.replace(_CONDITION, condition)
+    return [(F, _BLOCK, ""), (F, _EPILOGUE_BARRIER, _EPILOGUE_BARRIER + "\n#if defined(HALO) && !defined(PAIR)\n" + block + "#endif")]
+
+
+VARIANTS.update({
+    "filter in registers, the next window's loads after the epilogue's first barrier": _after_epilogue_barrier(_EVERY),
+    "filter rows in shared memory, the next window's loads after the epilogue's first barrier": {
+        "edits": _after_epilogue_barrier(_CONDITION), "tuning": {"HALO_AREG": False}},
+})

@@ -221,7 +221,9 @@ _VARIANTS = [
                      "(workgroups of 128, 288 B loads a tile instead of 384) 320.0 / 330.6 / 335.6 / 344.4 with "
                      "132 / 264 / 396 / 528 workgroups against 255.2, and 84.4-96.8 against 70.1; the next window "
                      "in registers as without AREG (tools/ablations/prefetch.py) 252.7-254.8 against 255.4-259.6, "
-                     "71.7-71.9 against 70.1-70.4, its loads issued after the taps 278.3 / 75.8; the epilogue's "
+                     "71.7-71.9 against 70.1-70.4, its loads issued after the taps 278.3 / 75.8, after the "
+                     "epilogue's first barrier (in flight through the epilogue) 268.7 against 257.3 (without AREG "
+                     "278.5 against 268.3 with them before the taps); the epilogue's "
                      "first barrier at a workgroup's first tile only 254.5, with the next window too 248.8 against "
                      "259.6, but 268.3-268.8 against 251.9 (the barrier at every tile) in a build that also kept "
                      "the shared flag safety asks for (every subgroup's lanes as expected), read or not",
