@@ -31,30 +31,25 @@ EVERY = [(F, _CONDITION, _EVERY)]
 FIRST_ONLY = [(F, _EPILOGUE_BARRIER, "    if (k == 0) barrier();")]
 
 
-def _after_taps(condition):
-    block = _BLOCK.replace(_CONDITION, condition)
-    return [(F, _BLOCK, ""), (F, _TAPS_END, "#ifndef PAIR\n" + block + "#endif\n" + _TAPS_END)]
+def _moved(condition, after_epilogue_barrier=False):
+    """The next window's loads (under `condition`) moved after the taps, or after the epilogue's first
+    barrier."""
+    block = "#if defined(HALO) && !defined(PAIR)\n" + _BLOCK.replace(_CONDITION, condition) + "#endif\n"
+    if after_epilogue_barrier:
+        return [(F, _BLOCK, ""), (F, _EPILOGUE_BARRIER, _EPILOGUE_BARRIER + "\n" + block)]
+    return [(F, _BLOCK, ""), (F, _TAPS_END, block + _TAPS_END)]
 
 
 VARIANTS = {
     "as is (filter in registers, no next window in flight)": [],
     "filter in registers, the next window's loads before the taps": EVERY,
-    "filter in registers, the next window's loads after the taps": _after_taps(_EVERY),
+    "filter in registers, the next window's loads after the taps": _moved(_EVERY),
+    "filter in registers, the next window's loads after the epilogue's first barrier": _moved(_EVERY, True),
     "filter rows in shared memory (HALO_AREG off), loads before the taps": {"edits": [], "tuning": {"HALO_AREG": False}},
-    "filter rows in shared memory, the next window's loads after the taps": {"edits": _after_taps(_CONDITION),
+    "filter rows in shared memory, the next window's loads after the taps": {"edits": _moved(_CONDITION),
                                                                              "tuning": {"HALO_AREG": False}},
+    "filter rows in shared memory, the next window's loads after the epilogue's first barrier": {
+        "edits": _moved(_CONDITION, True), "tuning": {"HALO_AREG": False}},
     "as is, the epilogue's barrier at the first tile only": FIRST_ONLY,
     "the next window's loads before the taps, the epilogue's barrier at the first tile only": EVERY + FIRST_ONLY,
 }
-
-
-def _after_epilogue_barrier(condition):
-    block = _BLOCK.replace(_CONDITION, condition)
-    return [(F, _BLOCK, ""), (F, _EPILOGUE_BARRIER, _EPILOGUE_BARRIER + "\n#if defined(HALO) && !defined(PAIR)\n" + block + "#endif")]
-
-
-VARIANTS.update({
-    "filter in registers, the next window's loads after the epilogue's first barrier": _after_epilogue_barrier(_EVERY),
-    "filter rows in shared memory, the next window's loads after the epilogue's first barrier": {
-        "edits": _after_epilogue_barrier(_CONDITION), "tuning": {"HALO_AREG": False}},
-})
