@@ -2,6 +2,8 @@
 summary by size class, and the union of two runs of different sizes (--rerender)."""
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +230,56 @@ def test_sm_probe_compiles():
     assert proc.returncode == 0, proc.stderr
     assert "sm_resident: " in proc.stdout and "halo_taps: " in proc.stdout
     assert sorted(p.name for p in (ROOT / "dmlvk/shaders").iterdir()) == before
+
+
+def _sass_tool():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import sass
+    finally:
+        sys.path.pop(0)
+    return sass
+
+
+# Two instructions as NVIDIA's Vulkan driver 580.159.04 compiled them for an H200 (conv.dot's and
+# conv.coopmat.halo's), with nvdisasm's reading of them.
+_IDP = bytes.fromhex("2672252e38000000ff02000000e21f00")
+_IMMA = bytes.fromhex("3772002804000000ff5c400000e62f04")
+
+
+def _nvidia_cache_data(code: bytes) -> bytes:
+    # cache data laid out as tools/sass.py reads it: 100 bytes of header, then a zstd frame of
+    # "NVDANVVMNVuc" data whose code section (size and offset at 0x4c and 0x50) starts 8 bytes in
+    assert shutil.which("zstd"), "ci/setup.sh installs zstd"
+    offset = 0x60
+    raw = bytearray(b"NVDANVVMNVuc" + bytes(offset - 12))
+    struct.pack_into("<II", raw, 0x4C, 8 + len(code) + 4, offset)
+    raw += bytes(8) + code + bytes(4)
+    frame = subprocess.run(["zstd", "-q", "-c"], input=bytes(raw), capture_output=True, check=True).stdout
+    return bytes(100) + frame
+
+
+def test_sass_takes_the_code_out_of_nvidia_cache_data(tmp_path):
+    # tools/sass.py: the instructions found in the layout it documents, whole 16-byte ones only; data
+    # in any other layout refused with an error, not guessed at.
+    sass = _sass_tool()
+    assert sass.code_of(_nvidia_cache_data(_IDP + _IMMA)) == _IDP + _IMMA
+    with pytest.raises(ValueError, match="no zstd frame"):
+        sass.code_of(b"\x00" * 200)
+    other = subprocess.run(["zstd", "-q", "-c"], input=b"ELF?" * 40, capture_output=True, check=True).stdout
+    with pytest.raises(ValueError, match="NVDANVVMNVuc"):
+        sass.code_of(bytes(100) + other)
+    assert sass.mix("        /*0000*/                   IDP.4A.S8.U8 R37, R46, R56, RZ ;\n"
+                    "        /*0010*/              @!P0 IADD3 R1, R2, R3, RZ ;\n"
+                    "        /*0020*/                   IADD3 R4, R2, R3, RZ ;\n") == {"IDP.4A.S8.U8": 1, "IADD3": 2}
+
+
+def test_sass_disassembles_with_nvdisasm(tmp_path):
+    # The code disassembled by CUDA's nvdisasm (the nvidia-cuda-nvdisasm wheel, ci/setup.sh): an
+    # oracle for the layout tools/sass.py reads, on any machine.
+    sass = _sass_tool()
+    nvdisasm = sass.find_nvdisasm()
+    assert nvdisasm, "ci/setup.sh installs the nvidia-cuda-nvdisasm wheel"
+    text = sass.disassemble(sass.code_of(_nvidia_cache_data(_IDP + _IMMA)), nvdisasm, "SM90", tmp_path / "code.bin")
+    lines = [" ".join(x.split()[1:]) for x in text.splitlines() if x.strip()]
+    assert lines == ["IDP.4A.S8.U8 R37, R46, R56, RZ ;", "IMMA.16832.S8.S8 R0, R40.reuse.ROW, R4.COL, RZ ;"]

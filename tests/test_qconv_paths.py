@@ -1103,7 +1103,9 @@ def test_halo_filter_in_registers_exact(fast_device, rng, types):
     (each of a subgroup's rows its own), 12 to 32 output channels a group (subgroups whose 16 channels
     lie past them, fragments holding rows past them), one tile a workgroup and several, channels-last
     outputs 16 channels a store and four a word; none where the output is not channels-last or a
-    subgroup would hold more than HALO_AREG_FRAGMENTS fragments. Against the reference."""
+    subgroup would hold more than HALO_AREG_FRAGMENTS fragments; the fragments from the filter rows
+    staged in shared memory (AREG 1) and, with HALO_AREG_STAGE off, straight from the packed filter
+    (AREG 2). Against the reference."""
     # (kh, kw), h, w, input channels, mg, output kind, padding, HALO_WORKGROUPS (0: as tuned),
     # HALO_AREG_FRAGMENTS (0: as tuned), AREG
     cases = [((3, 3), 11, 40, 32, 32, "nhwc", (1, 1, 1, 1), 0, 0, 1), ((3, 3), 9, 35, 32, 32, "nhwc_words", (1, 1, 1, 1), 2, 0, 1),
@@ -1113,9 +1115,10 @@ def test_halo_filter_in_registers_exact(fast_device, rng, types):
              ((3, 3), 9, 36, 32, 32, "nhwc", (1, 1, 1, 1), 0, 8, 0)]
     if fast_device.capabilities.fits_shared(48 * 1024):                  # a 3x3 layer's window of 64 channels (GPUs)
         cases += [((3, 3), 19, 100, 64, 32, "nhwc", (1, 1, 1, 1), 5, 0, 1), ((3, 3), 11, 40, 64, 32, "nhwc", (1, 1, 1, 1), 0, 0, 1)]
+    cases += [((3, 3), 11, 40, 32, 32, "nhwc", (1, 1, 1, 1), 0, 0, 2), ((1, 2), 10, 33, 32, 24, "nhwc", (1, 0, 1, 1), 2, 0, 2)]
     for (kh, kw), h, w, c, mg, out_kind, pads, workgroups, most, areg in cases:
         tuning = dict(HALO_AREG=True, **({"HALO_WORKGROUPS": workgroups} if workgroups else {}),
-                      **({"HALO_AREG_FRAGMENTS": most} if most else {}))
+                      **({"HALO_AREG_FRAGMENTS": most} if most else {}), HALO_AREG_STAGE=areg != 2)
         got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.halo", (2, c, h, w), c, mg, 1, kh, kw,
                                 pads, True, out_kind, constant="AREG", tuning=tuning)
         assert got == (areg, True), (kh, kw, h, w, c, mg, out_kind, pads, workgroups, most)
@@ -1268,6 +1271,12 @@ def test_halo_tiles_choice():
     assert main(layer(channels_last=False)) != "conv.coopmat.halo"
     lanes = lambda d, tuning=None: C(d.plan(gpu, tuning=tuning)[0][-1])["LANES"]
     assert (lanes(layer()), lanes(layer(), {"HALO_LANES": False})) == (1, 0)   # the channels-last epilogue's
+    # the filter's fragments in registers (a channels-last output): staged through shared memory where
+    # the filter rows fit beside the window (46 KiB for 64 channels), else straight from the filter
+    out_cl = lambda d: dataclasses.replace(d, output_tensor=TensorDesc(U8, d.output_tensor.sizes, nhwc(d.output_tensor.sizes)))
+    areg = lambda caps, tuning=None: C(out_cl(layer()).plan(caps, tuning=tuning)[0][-1])["AREG"]
+    assert (areg(gpu), areg(gpu, {"HALO_AREG_STAGE": False}), areg(gpu, {"HALO_AREG": False})) == (1, 2, 0)
+    assert areg(dataclasses.replace(gpu, max_shared_memory=32 * 1024)) == 2       # 28 KiB, the window's alone
 
 
 def test_accumulator_lanes_on_nvidia(fast_device):

@@ -2,6 +2,7 @@
 frame, against the device's floors (dmlvk_lab/bench_layers.py): which layer costs what.
 
     python tools/model_probe.py [--height 540] [--width 960] [--scale 2] [--off VARIANT ...] [--tune NAME=N ...] [--stats]
+                                [--representations DIR]
 
 --off leaves variants out (as Device.variants(tuning={name: False}) does), to compare a choice with
 the one before it in the same run; --tune sets tuning numbers (Device.variants(tuning=...)).
@@ -9,7 +10,10 @@ It also prints how long the session took to make and to run its first frame (low
 SPIR-V from dmlvk's cache or compiled, the driver's pipelines): with DMLVK_CACHE_DIR set to an
 empty directory, what a user's first session for these shapes costs (the driver may keep a shader
 cache of its own). --stats prints each dispatch's pipeline statistics where the driver reports them
-(tools/pipeline_stats.py; on NVIDIA the registers an invocation takes).
+(tools/pipeline_stats.py; on NVIDIA the registers an invocation takes); --representations writes
+each dispatch's internal representations, where the driver gives any, into DIR (one file each,
+named after the dispatch's place in the frame, its variant and the representation's name), and
+its pipeline's cache data (tools/sass.py disassembles NVIDIA's).
 """
 import argparse
 import os
@@ -28,11 +32,12 @@ from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
 
 
 def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = None, stats: bool = False,
-          check: bool = False) -> dict:
+          check: bool = False, representations: str = None) -> dict:
     """One frame of the model on the default device: its dispatches timed against the floors
     (bench_layers.measure_layers' rows), how long the session took to make and to run its first
     frame, with stats each dispatch's pipeline statistics where the driver reports them (else
-    None), with check whether its output equals onnxruntime's (CPU) on every element."""
+    None), with check whether its output equals onnxruntime's (CPU) on every element; with
+    representations (a directory) each dispatch's internal representations written there."""
     dev = Device()
     model = onnx_models.quantize(onnx_models.espcn(scale), onnx_models.calibration_frames())
     x = np.concatenate(onnx_models.calibration_frames(1, height, width, seed=3))
@@ -48,20 +53,43 @@ def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = No
     out = {"device": dev.name, "made_s": made - start, "first_frame_s": first - made, "copy_bandwidth": bandwidth,
            "int8_peak_ops": peak, "rows": bench_layers.measure_layers(timer, dispatches, bandwidth, peak),
            "statistics": None, "equal_to_onnxruntime": None}
-    if stats:
+    if stats or representations:
         try:
             sd = StatisticsDevice(dev.index)
         except RuntimeError:
             sd = None
         if sd is not None:
-            out["statistics"] = [{k: v for ex in kernel_statistics(sd, kernel) for k, v in ex["statistics"].items()}
-                                 for kernel, _ in dispatches]
+            caches = [] if representations else None
+            executables = [kernel_statistics(sd, kernel, bool(representations), caches) for kernel, _ in dispatches]
             sd.close()
+            out["statistics"] = [{k: v for ex in exs for k, v in ex["statistics"].items()} for exs in executables]
+            if representations:
+                out["representations"] = write_representations(representations, out["rows"], executables, caches)
     if check:
         import onnxruntime as ort
         want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
         out["equal_to_onnxruntime"] = bool(np.array_equal(y, want))
     return out
+
+
+def write_representations(directory: str, rows: list, executables: list, caches: list) -> list:
+    """The paths written: for dispatch i of the frame, each representation of each of its
+    executables as DIR/i-variant-name.txt (text) or .bin, and its pipeline's cache data as
+    DIR/i-variant.cache (tools/sass.py disassembles NVIDIA's)."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for i, (row, exs, blob) in enumerate(zip(rows, executables, caches)):
+        paths.append(os.path.join(directory, f"{i}-{row['variant']}.cache"))
+        with open(paths[-1], "wb") as f:
+            f.write(blob)
+        for ex in exs:
+            for name, _, body in ex.get("representations", ()):
+                safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+                path = os.path.join(directory, f"{i}-{row['variant']}-{safe}" + (".txt" if isinstance(body, str) else ".bin"))
+                with open(path, "w" if isinstance(body, str) else "wb") as f:
+                    f.write(body)
+                paths.append(path)
+    return paths
 
 
 def main():
@@ -72,13 +100,17 @@ def main():
     ap.add_argument("--off", nargs="*", default=[], help="variants to leave out")
     ap.add_argument("--tune", nargs="*", default=[], help="tuning numbers, NAME=N")
     ap.add_argument("--stats", action="store_true", help="each dispatch's pipeline statistics")
+    ap.add_argument("--representations", metavar="DIR", help="write each dispatch's internal representations here")
     a = ap.parse_args()
     tuning = {name: int(value) for name, value in (t.split("=", 1) for t in a.tune)}
-    r = probe(a.height, a.width, a.scale, {**{name: False for name in a.off}, **tuning}, a.stats)
+    r = probe(a.height, a.width, a.scale, {**{name: False for name in a.off}, **tuning}, a.stats,
+              representations=a.representations)
     print(r["device"] + (f", without {', '.join(a.off)}" if a.off else "") + (f", {' '.join(a.tune)}" if a.tune else ""))
     print(f"session made in {r['made_s']:.2f} s, its first frame run in {r['first_frame_s']:.2f} s")
     print("\n".join(bench_layers.markdown({"copy_bandwidth": r["copy_bandwidth"], "int8_peak_ops": r["int8_peak_ops"],
                                            "frames": [{"input": [1, 1, a.height, a.width], "rows": r["rows"]}]})))
+    if a.representations:
+        print(f"{len(r.get('representations', ()))} internal representations written to {a.representations}")
     if a.stats:
         if r["statistics"] is None:
             print("(no pipeline statistics: the driver reports none)")

@@ -2,8 +2,10 @@
 reports for a compute pipeline built exactly as dmlvk builds it (the same SPIR-V, specialization
 constants and local size), through the Vulkan loader (ctypes). On NVIDIA GPUs they include the
 register count per invocation, which with the shared memory decides how many workgroups an SM
-runs at once; other drivers report their own sets. Devices without the extension (lavapipe lists
-none) raise RuntimeError. Used by tools/qconv_probe.py."""
+runs at once; other drivers report their own sets. With representations, also the internal
+representations the driver gives (vkGetPipelineExecutableInternalRepresentationsKHR: whatever
+intermediate or machine code it chooses to show, text or bytes). Devices without the extension
+(lavapipe lists none) raise RuntimeError. Used by tools/qconv_probe.py and tools/model_probe.py."""
 import ctypes
 import os
 import sys
@@ -16,11 +18,13 @@ _U32, _U64, _PTR, _SIZE = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, cty
 EXTENSION = "VK_KHR_pipeline_executable_properties"
 _ST = dict(queue=2, device=3, shader_module=16, stage=18, compute_pipeline=29,
            pipeline_layout=30, set_layout=32, features2=1000059000, vulkan11=49, vulkan12=51,
-           vulkan13=53, coopmat=1000506000, executable_features=1000269000, pipeline_info=1000269001,
-           executable_properties=1000269002, executable_info=1000269003, statistic=1000269004)
+           vulkan13=53, pipeline_cache=17, coopmat=1000506000, executable_features=1000269000, pipeline_info=1000269001,
+           executable_properties=1000269002, executable_info=1000269003, statistic=1000269004,
+           representation=1000269005)
 _COMPUTE = 0x20
 _STORAGE_BUFFER = 7
 _CAPTURE_STATISTICS = 0x40
+_CAPTURE_REPRESENTATIONS = 0x80
 
 
 class _Struct(ctypes.Structure):
@@ -36,6 +40,7 @@ _QueueInfo = _struct("QueueInfo", [("flags", _U32), ("family", _U32), ("count", 
 _DeviceInfo = _struct("DeviceInfo", [("flags", _U32), ("queues", _U32), ("pQueues", _PTR), ("layers", _U32),
                                      ("ppLayers", _PTR), ("extensions", _U32), ("ppExtensions", _PTR),
                                      ("pFeatures", _PTR)])
+_CacheInfo = _struct("CacheInfo", [("flags", _U32), ("initialDataSize", _SIZE), ("pInitialData", _PTR)])
 _ModuleInfo = _struct("ModuleInfo", [("flags", _U32), ("codeSize", _SIZE), ("pCode", _PTR)])
 
 
@@ -74,6 +79,8 @@ class _Value(ctypes.Union):
 
 _Statistic = _struct("Statistic", [("name", ctypes.c_char * 256), ("description", ctypes.c_char * 256),
                                    ("format", _U32), ("value", _Value)])
+_Representation = _struct("Representation", [("name", ctypes.c_char * 256), ("description", ctypes.c_char * 256),
+                                             ("isText", _U32), ("dataSize", _SIZE), ("pData", _PTR)])
 
 
 class _Chain:
@@ -129,16 +136,22 @@ class StatisticsDevice:
         proto = ctypes.CFUNCTYPE(ctypes.c_int32, _PTR, _PTR, ctypes.POINTER(_U32), _PTR)
         self._properties = proto(vk.vkGetDeviceProcAddr(self.device, b"vkGetPipelineExecutablePropertiesKHR"))
         self._statistics = proto(vk.vkGetDeviceProcAddr(self.device, b"vkGetPipelineExecutableStatisticsKHR"))
+        self._representations = proto(vk.vkGetDeviceProcAddr(
+            self.device, b"vkGetPipelineExecutableInternalRepresentationsKHR"))
 
     @staticmethod
     def _check(rc: int, what: str) -> None:
         if rc != 0:
             raise RuntimeError(f"{what} failed (VkResult {rc})")
 
-    def statistics(self, spirv: bytes, spec: tuple, bindings: int, push_bytes: int) -> list:
+    def statistics(self, spirv: bytes, spec: tuple, bindings: int, push_bytes: int,
+                   representations: bool = False, cache: list = None) -> list:
         """[{'name', 'subgroup_size', 'statistics': {name: value}}] per executable of a compute
         pipeline of this SPIR-V with uint32 specialization constants 0..len(spec)-1, `bindings`
-        storage buffers and `push_bytes` of push constants."""
+        storage buffers and `push_bytes` of push constants; with representations each also has
+        'representations': [(name, description, str or bytes)]. With cache (a list) the pipeline is
+        made in a pipeline cache of its own, whose data (vkGetPipelineCacheData: on NVIDIA's driver
+        the compiled machine code among the rest; tools/sass.py) is appended to the list."""
         vk, dev = self.vk, self.device
         code = ctypes.create_string_buffer(spirv, len(spirv))
         module = _U64()
@@ -160,20 +173,36 @@ class StatisticsDevice:
         sinfo = _SpecInfo(len(spec), ctypes.addressof(entries), 4 * len(spec), ctypes.addressof(data))
         stage = _StageInfo("stage", stage=_COMPUTE, module=module.value, pName=b"main",
                            pSpec=ctypes.addressof(sinfo))
-        pinfo = _PipelineInfo("compute_pipeline", flags=_CAPTURE_STATISTICS, stage=stage, layout=layout.value,
-                              baseIndex=-1)
-        pipeline = _U64()
+        flags = _CAPTURE_STATISTICS | (_CAPTURE_REPRESENTATIONS if representations else 0)
+        pinfo = _PipelineInfo("compute_pipeline", flags=flags, stage=stage, layout=layout.value, baseIndex=-1)
+        pipeline, pcache = _U64(), _U64()
         try:
-            self._check(vk.vkCreateComputePipelines(dev, _U64(0), 1, ctypes.byref(pinfo), None,
+            if cache is not None:
+                self._check(vk.vkCreatePipelineCache(dev, ctypes.byref(_CacheInfo("pipeline_cache")), None,
+                                                     ctypes.byref(pcache)), "vkCreatePipelineCache")
+            self._check(vk.vkCreateComputePipelines(dev, pcache, 1, ctypes.byref(pinfo), None,
                                                     ctypes.byref(pipeline)), "vkCreateComputePipelines")
-            return self._executables(pipeline.value)
+            if cache is not None:
+                cache.append(self._cache_data(pcache))
+            return self._executables(pipeline.value, representations)
         finally:
+            if pcache.value:
+                vk.vkDestroyPipelineCache(dev, pcache, None)
             vk.vkDestroyPipeline(dev, pipeline, None)
             vk.vkDestroyPipelineLayout(dev, layout, None)
             vk.vkDestroyDescriptorSetLayout(dev, set_layout, None)
             vk.vkDestroyShaderModule(dev, module, None)
 
-    def _executables(self, pipeline: int) -> list:
+    def _cache_data(self, pcache) -> bytes:
+        size = _SIZE(0)
+        self._check(self.vk.vkGetPipelineCacheData(self.device, pcache, ctypes.byref(size), None),
+                    "vkGetPipelineCacheData")
+        buf = ctypes.create_string_buffer(size.value)
+        self._check(self.vk.vkGetPipelineCacheData(self.device, pcache, ctypes.byref(size), buf),
+                    "vkGetPipelineCacheData")
+        return buf.raw[:size.value]
+
+    def _executables(self, pipeline: int, representations: bool) -> list:
         key = _PipelineKey("pipeline_info", pipeline=pipeline)
         count = _U32(0)
         self._check(self._properties(self.device, ctypes.addressof(key), ctypes.byref(count), None),
@@ -197,6 +226,29 @@ class StatisticsDevice:
                                                            s.value.f64)[s.format]
             out.append({"name": prop.name.decode(errors="replace"), "subgroup_size": prop.subgroupSize,
                         "statistics": values})
+            if representations:
+                out[-1]["representations"] = self._internal(ekey)
+        return out
+
+    def _internal(self, ekey) -> list:
+        """[(name, description, str or bytes)] of one executable's internal representations: their
+        count, then their sizes, then their data."""
+        n = _U32(0)
+        call = "vkGetPipelineExecutableInternalRepresentationsKHR"
+        self._check(self._representations(self.device, ctypes.addressof(ekey), ctypes.byref(n), None), call)
+        reps = (_Representation * n.value)(*[_Representation("representation") for _ in range(n.value)])
+        self._check(self._representations(self.device, ctypes.addressof(ekey), ctypes.byref(n),
+                                          ctypes.addressof(reps)), call)
+        data = [ctypes.create_string_buffer(r.dataSize) for r in reps[:n.value]]
+        for r, buf in zip(reps[:n.value], data):
+            r.pData = ctypes.addressof(buf)
+        self._check(self._representations(self.device, ctypes.addressof(ekey), ctypes.byref(n),
+                                          ctypes.addressof(reps)), call)
+        out = []
+        for r, buf in zip(reps[:n.value], data):
+            raw = buf.raw[:r.dataSize]
+            body = raw.rstrip(b"\0").decode(errors="replace") if r.isText else raw
+            out.append((r.name.decode(errors="replace"), r.description.decode(errors="replace"), body))
         return out
 
     def close(self) -> None:
@@ -208,10 +260,11 @@ class StatisticsDevice:
             self.instance = None
 
 
-def kernel_statistics(stats_device: StatisticsDevice, kernel) -> list:
+def kernel_statistics(stats_device: StatisticsDevice, kernel, representations: bool = False,
+                      cache: list = None) -> list:
     """statistics() of a dmlvk Kernel, built as dmlvk's runtime builds it."""
     from dmlvk.runtime.compiler import compile_shader
     spirv = compile_shader(kernel.shader, kernel.defines)
     spec = (kernel.local_size,) + tuple(int(v) for v in kernel.spec)
     push_bytes = 4 * (len(kernel.push) + 2)          # the dispatcher appends (items, first item)
-    return stats_device.statistics(spirv, spec, len(kernel.slots), push_bytes)
+    return stats_device.statistics(spirv, spec, len(kernel.slots), push_bytes, representations, cache)

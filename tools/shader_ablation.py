@@ -5,6 +5,7 @@ statistics where the driver reports them, and whether the model's output still e
 of a kernel costs (cut it out) or what a change gains, in one GPU session, the tree untouched.
 
     python tools/shader_ablation.py RECIPE.py [--only NAME ...] [--height 540] [--width 960] [--out DIR] [--prepare]
+                                    [--machine-code]
 
 RECIPE.py defines VARIANTS = {name: [(shader file, old text, new text), ...]}; an empty list is the
 shaders as they are (the same run's baseline). Each old text must occur exactly once in its file.
@@ -14,7 +15,9 @@ NEVER, given to the recipe, is a condition of the convolution shaders that no ex
 output zero point word equal to 0x12345678): `if (NEVER) y[...] = v;` keeps work alive whose result
 an edit no longer stores, `if (alive && !(NEVER))` would not. An edit that cuts work out changes the
 output, so such a variant's check fails by design. --prepare writes and compiles the copies only
-(to check a recipe on a machine without the GPU first).
+(to check a recipe on a machine without the GPU first). --machine-code keeps each variant's pipelines'
+cache data in DIR/NAME.code (NAME's other characters than letters and digits as _) (tools/model_probe.py --representations; tools/sass.py disassembles
+NVIDIA's on any machine).
 """
 import argparse
 import json
@@ -74,7 +77,7 @@ def _child(args: list, folder: Path, cache: Path, timeout: int) -> dict:
 
 def _run_child(argv: list) -> None:
     """In the copy's process: compile the edited shaders' builds (compile NAME ...), or probe the
-    model (probe HEIGHT WIDTH TUNING-JSON)."""
+    model (probe HEIGHT WIDTH TUNING-JSON [CODE-DIR])."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     if argv[0] == "compile":
@@ -92,7 +95,8 @@ def _run_child(argv: list) -> None:
         print(_MARK + json.dumps({"compiled": len(builds)}))
         return
     import model_probe
-    r = model_probe.probe(int(argv[1]), int(argv[2]), tuning=json.loads(argv[3]), stats=True, check=True)
+    r = model_probe.probe(int(argv[1]), int(argv[2]), tuning=json.loads(argv[3]), stats=True, check=True,
+                          representations=argv[4] if len(argv) > 4 else None)
     print(_MARK + json.dumps({"device": r["device"], "equal": r["equal_to_onnxruntime"],
                               "dispatches": [[row["variant"], row["frame_s"]] for row in r["rows"]],
                               "registers": [None if st is None else st.get("Register Count")
@@ -131,6 +135,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help="folder for the copies (default: a new temporary one)")
     ap.add_argument("--prepare", action="store_true", help="write and compile the copies only")
     ap.add_argument("--timeout", type=int, default=600, help="seconds a variant's process may take")
+    ap.add_argument("--machine-code", action="store_true", help="keep each variant's pipeline cache data")
     a = ap.parse_args()
     variants = runpy.run_path(a.recipe, init_globals={"NEVER": NEVER})["VARIANTS"]
     unknown = set(a.only or ()) - set(variants)
@@ -154,8 +159,9 @@ def main() -> int:
             results[name] = compiled
             print(f"{name}: {compiled}", flush=True)
             continue
-        results[name] = _child(["probe", str(a.height), str(a.width), json.dumps(tunings[name])], folder, cache,
-                               a.timeout)
+        code = [str(out / ("".join(c if c.isalnum() else "_" for c in name) + ".code"))] if a.machine_code else []
+        results[name] = _child(["probe", str(a.height), str(a.width), json.dumps(tunings[name])] + code, folder,
+                               cache, a.timeout)
         print(f"{name}: {'done' if 'dispatches' in results[name] else results[name]['error']}", flush=True)
     if not a.prepare:
         device = next((v["device"] for v in results.values() if "device" in v), "no device")

@@ -44,8 +44,9 @@
 // filter rows loaded once, each next tile's window loaded into registers while the tile before
 // multiplies, stored into Xs once that tile's epilogue is done with it. With AREG (a channels-last
 // output) subgroup s multiplies rows 2 (s % 4) and that + 1 for the channels 16 (s / 4) ... + 15 instead,
-// the A fragments of its channels held in registers, loaded from Wp once (no filter rows in shared
-// memory), each B fragment serving both rows' taps; no next window in registers then.
+// the A fragments of its channels held in registers, loaded once from the filter rows in As (AREG 2:
+// from Wp, no filter rows in shared memory), each B fragment serving both rows' taps; no next window
+// in registers then.
 //
 // With PAIR as well (conv.coopmat.halo.pair) the window is not loaded: binding 0 is the input of
 // the layer before (one input channel, stride and dilation 1), which each workgroup computes over the
@@ -126,9 +127,10 @@ layout(constant_id = 14) const uint LANES = 1;
 layout(constant_id = 15) const uint KSPLIT = 1;
 // 1 (HALO without PAIR, KSPLIT 1, a channels-last output): subgroup s multiplies rows 2 (s % 4) and
 // that + 1 of the tile for the 16 channels s / 4 (acc[r][j]: row r, columns j), each tap's A fragment
-// held in its registers from the filter rows in Wp (loaded once where a workgroup's tiles share them),
-// each B fragment the window's, read once for both rows; the filter rows never in shared memory, so
-// that the workgroup's shared memory is the window's (real matrices; emulated, A stays in As)
+// held in its registers, loaded where they are new (once where a workgroup's tiles share them) from
+// the filter rows in As, or with 2 straight from Wp, the filter rows never in shared memory (real
+// matrices; emulated, each fragment is read from As where it is used), each B fragment the window's,
+// read once for both rows
 layout(constant_id = 16) const uint AREG = 0;
 #else
 const uint LANES = 0;
@@ -167,7 +169,8 @@ shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, bias
 #elif defined(COOPMAT_EMULATED)
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
 #else
-shared uvec4 As[AREG != 0 ? 1 : BM * AQ];     // (AREG: in registers)
+// (AREG 1: read only into the subgroups' fragments where a workgroup's rows are new; AREG 2: none)
+shared uvec4 As[AREG == 2 ? 1 : BM * AQ];
 #endif
 // LANES: the filter rows' channels' biases (corrected: Wp's corr added), cw and multipliers' bits,
 // [0, BM), [BM, 2 BM), [2 BM, 3 BM), loaded with the rows (their latency off each epilogue)
@@ -706,7 +709,7 @@ void tile_main(uint wg, uint k, uint next) {
         bool new_rows = k == 0 || mtiles * G > 1 || KSPLIT > 1;
         if (new_rows) {
 #ifndef COOPMAT_EMULATED
-            if (AREG == 0)
+            if (AREG != 2)
 #endif
             [[unroll]] for (uint e0 = 0; e0 < BM * KQ; e0 += gl_WorkGroupSize.x) {
                 uint e = e0 + t;
@@ -724,12 +727,18 @@ void tile_main(uint wg, uint k, uint next) {
         barrier();
 #ifndef PAIR
 #ifndef COOPMAT_EMULATED
-        // AREG: the subgroup's A fragments, from Wp where the rows are new (loaded again at every tile
-        // instead, the ESPCN 3x3 64->32 layer took 566 us at 1080x1920 on the H200 against 256)
+        // AREG: the subgroup's A fragments where the rows are new, from the filter rows in As (AREG 2:
+        // straight from Wp, which NVIDIA's driver 580 loads an 8-bit element at a time, 288 byte loads a
+        // lane for the ESPCN 3x3 64->32 layer, where from shared memory it uses LDSM: 70.4 us against
+        // 65.0 at 540x960 on the H200, 255 registers an invocation against 168; loaded from Wp again at
+        // every tile, that layer took 566 us at 1080x1920 against 256)
         if (AREG != 0 && new_rows && alive)
             [[unroll]] for (uint f = 0; f < NAREG; ++f) {
                 uint tap = f / (CQ / 2), c = (f % (CQ / 2)) * 2, i0 = mrow0 - mt * BM;
-                coopMatLoad(areg[f], wp, a0 + i0 * (kp / 16) + tap * CQ + c, kp / 16, gl_CooperativeMatrixLayoutRowMajor);
+                if (AREG == 2)
+                    coopMatLoad(areg[f], wp, a0 + i0 * (kp / 16) + tap * CQ + c, kp / 16, gl_CooperativeMatrixLayoutRowMajor);
+                else
+                    coopMatLoad(areg[f], As, i0 * AQ + tap * CQW + c, AQ, gl_CooperativeMatrixLayoutRowMajor);
             }
 #endif
         // the next tile's window into registers, its loads in flight while this tile's taps multiply

@@ -42,8 +42,8 @@ _WINDOW_BUILDS = tuple((("WM_FIXED", wm),) + e + (("WINDOW_TAPS", 1),) for wm in
 
 def coopmat_shared_bytes(constants: dict, defines) -> int:
     """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
-    rows of 32 + KW - 1 positions, 32 filter rows (none with AREG and real matrices: one vector), each
-    with 16 bytes of padding, and their channels' three numbers), the row tiles Xt
+    rows of 32 + KW - 1 positions, 32 filter rows (none with AREG 2 and real matrices: one vector),
+    each with 16 bytes of padding, and their channels' three numbers), the row tiles Xt
     (ROW_TILES: KH rows of 128 + KW - 1 positions of 32 channels) or the A and B tiles (32 x WM
     channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
     stage, which with real matrices and no row tiles (with HALO always) is the B tile's memory."""
@@ -57,7 +57,7 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
         window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cqw + 1), 32 * 3 * 4
         emulated = ("COOPMAT_EMULATED", 1) in defines
         lanes = 1024 if emulated else 0                               # the emulation's lane exchanges
-        if constants.get("AREG") and not emulated:                    # the filter rows in registers
+        if constants.get("AREG") == 2 and not emulated:               # the filter rows in registers alone
             rows = 1
         if ("PAIR", 1) not in defines:
             return 16 * (window * (cqw + 1) + rows) + channels + lanes
@@ -75,7 +75,7 @@ def coopmat_shared_bytes(constants: dict, defines) -> int:
 _COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes with 32-channel tiles, 15,360 with 64, "
                        "20,480 with 128, 8,192 more emulated; the row-tile kernel 8,192 + KH x (127 + KW) x 32; the "
                        "halo kernel 16 x ((7 + KH) x (31 + KW) x (C + 1) + 32 x (KH x KW x C + 1)) + 384, C = Cg / 16 / KSPLIT, "
-                       "with AREG and real matrices 16 in place of the filter rows' 32 x (KH x KW x C + 1); the "
+                       "with AREG 2 and real matrices 16 in place of the filter rows' 32 x (KH x KW x C + 1); the "
                        "window kernel 48 x (32 x WM + 256) plus its window of (7 + KH) x (31 + KW) x 32 / (KH x KW) bytes)",
                        lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
 _FEW = _PACKED + ("CQ", "INT32_OUT", "WSUM", "OUT_CL", "RUNS")
@@ -162,11 +162,13 @@ _VARIANTS = [
             "an SM can hold two of its workgroups (slower on the H200: off); with HALO_AREG (AREG), where the "
             "output is channels-last and a subgroup's filter fragments number HALO_AREG_FRAGMENTS or fewer, "
             "each subgroup multiplies two rows of the tile for 16 channels, its filter fragments held in "
-            "registers from Wp (loaded once where the workgroup's tiles share them) and each B fragment read "
-            "once for both rows, the filter rows never in shared memory (no next window in registers then)",
+            "registers, loaded where they are new (once where the workgroup's tiles share them) from the "
+            "filter rows staged in shared memory (AREG 1), or straight from Wp where HALO_AREG_STAGE is off "
+            "or the rows do not fit beside the window (AREG 2: no filter rows in shared memory), and each B "
+            "fragment read once for both rows (no next window in registers then)",
             requires=("cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE), builds=_HALO_BUILDS, needs=(_COOPMAT_SHARED,),
             tuning=dict(HALO_MIN_CHANNELS=16, HALO_MAX_CHANNELS=32, HALO_WORKGROUPS=132, HALO_LANES=True, HALO_KSPLIT=1,
-                        HALO_AREG=True, HALO_AREG_FRAGMENTS=18),
+                        HALO_AREG=True, HALO_AREG_FRAGMENTS=18, HALO_AREG_STAGE=True),
             wins=Rule("HALO_MIN_CHANNELS to HALO_MAX_CHANNELS output channels a group",
                       lambda d, mg, least, most: least <= mg <= most),
             measured="3x3 layers at 540x960 reading a channels-last input (tools/model_probe.py's ESPCN with other "
@@ -226,7 +228,11 @@ _VARIANTS = [
                      "278.5 against 268.3 with them before the taps); the epilogue's "
                      "first barrier at a workgroup's first tile only 254.5, with the next window too 248.8 against "
                      "259.6, but 268.3-268.8 against 251.9 (the barrier at every tile) in a build that also kept "
-                     "the shared flag safety asks for (every subgroup's lanes as expected), read or not",
+                     "the shared flag safety asks for (every subgroup's lanes as expected), read or not. Its "
+                     "fragments loaded from the filter rows staged in shared memory at a workgroup's first tile "
+                     "(AREG 1) rather than straight from Wp (AREG 2, which the driver compiles to a byte load an "
+                     "element, 288 LDG.E.S8 a lane: tools/sass.py; tools/ablations/areg_stage.py): 65.0 / 250.6 "
+                     "us against 70.4 / 255.2 at 540x960 / 1080x1920, 168 registers an invocation against 255",
             measured_on=H200),
     Variant("conv.coopmat.halo.pair", "qlinear_conv_coopmat",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "AREG", "KH1", "KW1", "X1_SIGNED"),
@@ -379,7 +385,15 @@ _VARIANTS = [
                      "161.8 four a word (stores cut: 153.1); blocks of 16 channels, 16 a store, 153.1 against 156.4-"
                      "156.7 at 1080x1920, 549.6 against 590.8 at 2160x3840, 48.4 against 53.0 at 540x960; "
                      "16-byte stores of 8-channel blocks trading halves by subgroup shuffles 213.5 against 171.5 "
-                     "(211.1 with the stores cut: the shuffles' cost)",
+                     "(211.1 with the stores cut: the shuffles' cost). Its machine code (tools/sass.py): each "
+                     "packed dot product an IDP.4A with a zero accumulator, summed by an IADD3 or IMAD.IADD (0.75 "
+                     "adds a dot product); SPIR-V's accumulating form, which saturates (OpSUDotAccSat, "
+                     "tools/ablations/dot_acc.py), came out as IDP.4A with SEL / PLOP3 saturation: 359.7 us "
+                     "against 152.8 at 1080x1920 (conv.dot.float 225.0 against 87.3). A tile of 4 outputs for 16 "
+                     "channels is about 1,680 instructions an invocation, 26 an output (7 IDP.4A, 5.2 adds, 1.9 "
+                     "LDS, about 8 requantizing): at one instruction a clock per SM quarter, 104 us at 1080x1920 "
+                     "at 1.98 GHz. 8 outputs an invocation there (DOT_FEW_INVOCATIONS 0, "
+                     "tools/ablations/dot_outputs.py): 151.6-151.8 us against 152.8 (168 registers against 119)",
             measured_on=H200),
     Variant("conv.dot.nhwc", "qlinear_conv_dot", _DOT,
             "conv.dot on a channels-last input (channel stride 1, the other strides multiples of 16 bytes, "
@@ -860,10 +874,14 @@ def _halo_plan(d, sel: Selection, several: bool = True) -> Optional[tuple]:
                                              extra=dict(TILES=1, LANES=int(bool(sel["HALO_LANES"])), KSPLIT=ksplit,
                                                         AREG=0))
     # HALO_AREG: the filter's fragments in registers where a channels-last output (its epilogue takes
-    # each subgroup's two rows) and at most HALO_AREG_FRAGMENTS of them a subgroup (KH x KW x Cg / 32)
+    # each subgroup's two rows) and at most HALO_AREG_FRAGMENTS of them a subgroup (KH x KW x Cg / 32):
+    # loaded from the filter rows staged in shared memory (AREG 1) where HALO_AREG_STAGE and they fit
+    # beside the window, else straight from Wp (AREG 2: the window's shared memory alone)
     if (several and sel["HALO_AREG"] and ksplit == 1 and TABLE["conv.coopmat.halo"].constants(main)["PACKED_OUT"] in (3, 4)
             and kh * kw * (cg // 32) <= sel["HALO_AREG_FRAGMENTS"]):
-        main = TABLE["conv.coopmat.halo"].with_constants(main, AREG=1)
+        staged = TABLE["conv.coopmat.halo"].with_constants(main, AREG=1)
+        main = (staged if sel["HALO_AREG_STAGE"] and sel.unmet(staged) is None
+                else TABLE["conv.coopmat.halo"].with_constants(main, AREG=2))
     tiles = main.count // main.local_size              # workgroups of one tile each
     per = -(-tiles // max(1, sel["HALO_WORKGROUPS"]))
     if several and per > 1 and d.group_count == 1 and mg <= 32:          # one group, one 32-channel filter tile
