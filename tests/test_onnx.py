@@ -105,6 +105,29 @@ def test_quantize_and_dequantize_match_onnxruntime(device, rng, dtype, per_axis,
         kinds = [kind for kind, _ in next(iter(session._plans.values())).steps]
         assert kinds == (["host", "host"] if host else one_submission(device)), kinds
 
+def test_quantize_near_ties_matches_onnxruntime(device, rng):
+    # x / scale rounded to float32 decides each output, so inputs whose quotient lies within a few
+    # float32 steps of k + 1/2 (where rounding half to even turns), for scales of every magnitude and
+    # significand, against onnxruntime; per tensor (the device kernel's reciprocal path) and per axis.
+    for trial in range(12):
+        scale = np.float32(2.0 ** rng.uniform(-14, 4)) * np.float32(rng.uniform(1, 2))
+        k = rng.integers(-140, 140, 2048).astype(np.float32) + np.float32(0.5)
+        x = (k * scale).astype(np.float32)
+        steps = rng.integers(-3, 4, x.size).astype(np.int32)
+        x = (x.view(np.int32) + steps).view(np.float32).reshape(1, 2, 32, 32)
+        per_axis = trial % 3 == 2
+        s = np.asarray([scale, np.float32(scale * 1.37)], np.float32) if per_axis else np.asarray(scale)
+        zp = np.asarray([3, 250], np.uint8) if per_axis else np.asarray(7, np.uint8)
+        g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1)], "q",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("q", TensorProto.UINT8, x.shape)],
+                              [numpy_helper.from_array(s, "s"), numpy_helper.from_array(zp, "z")])
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+        want = run_ort(model, {"x": x})[0]
+        got = InferenceSession(model, device=device).run(None, {"x": x})[0]
+        assert np.array_equal(got, want), (trial, scale, int(np.sum(got != want)))
+
+
 
 @pytest.mark.parametrize("scale", [2, 3, 4])
 def test_quantized_espcn_matches_onnxruntime(device, espcn_models, scale):
