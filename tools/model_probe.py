@@ -37,7 +37,8 @@ def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = No
     (bench_layers.measure_layers' rows), how long the session took to make and to run its first
     frame, with stats each dispatch's pipeline statistics where the driver reports them (else
     None), with check whether its output equals onnxruntime's (CPU) on every element; with
-    representations (a directory) each dispatch's internal representations written there."""
+    representations (a directory) each dispatch's internal representations and its pipeline's cache
+    data written there (write_representations)."""
     dev = Device()
     model = onnx_models.quantize(onnx_models.espcn(scale), onnx_models.calibration_frames())
     x = np.concatenate(onnx_models.calibration_frames(1, height, width, seed=3))
