@@ -19,21 +19,11 @@ NOW = """    uint out_word = 0;
             q = lo;
         } else {
             float quotient = PER_AXIS != 0 ? float(double(v) / double(scale)) : float(double(v) * rcp);"""
-BEFORE = """    uint out_word = 0;
-    for (uint e = 0; e < 4; ++e) {
-        uint i = word * 4 + e;
-        if (i >= p.count) break;
-        uint ch = PER_AXIS != 0 ? (i / p.inner) % p.channels : 0;
-        float scale = uintBitsToFloat(params[ch]);
-        int zp = int(params[p.channels + ch]);
-        float v = x[i];
-        int q;
-        if (isnan(v)) {
-            q = lo;
-        } else {
-            float quotient = float(double(v) / double(scale));"""
 DIVIDING = NOW.replace("PER_AXIS != 0 ? float(double(v) / double(scale)) : float(double(v) * rcp);",
                        "float(double(v) / double(scale));")
+# the loop as it was: rolled, each element loaded where it is used
+BEFORE = DIVIDING.replace(NOW.splitlines()[1] + "\n", "").replace(NOW.splitlines()[2] + "\n", "").replace(
+    NOW.splitlines()[3] + "\n", "").replace("[[unroll]] for", "for").replace("float v = xs[e];", "float v = x[i];")
 
 VARIANTS = {
     "as is": [],
