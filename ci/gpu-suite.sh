@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source ci/device.sh
-python3 -m pip install -q --no-index --find-links .device-deps/build-wheels pytest-xdist hypothesis 2>&1 \
+python3 -m pip install -q --no-index --find-links .device-deps/build-wheels pytest-xdist hypothesis \
+  nvidia-cuda-nvdisasm 2>&1 \
   | grep -v "^WARNING" || true
 python3 -m pytest -q -rfE -p no:cacheprovider -n "${DMLVK_TEST_WORKERS:-$(nproc)}" \
   --ignore=tests/test_package.py tests/ "$@"

@@ -90,17 +90,13 @@ def copy_bandwidth(timer) -> float:
 
 def dispatch_ops(kernel: Kernel) -> int:
     """2 per multiply-add where the kernel is a convolution's main kernel (any variant but its steps:
-    packing, reduction; conv.coopmat.halo.pair's the first layer's as well, once each), else 0."""
+    packing, reduction), else 0."""
     variant = CONV_TABLE.variants.get(kernel.variant)
     if variant is None or variant.step_of:
         return 0
     p, c = variant.push_values(kernel), variant.constants(kernel)
     n, m, oh, ow = p["out_sizes"]
-    ops = 2 * n * m * oh * ow * p["cg"] * c["KH"] * c["KW"]
-    if "KH1" in c:                # the pair: the first layer (one input channel) made this one's input
-        n1, m1, h1, w1 = p["in_sizes"]
-        ops += 2 * n1 * m1 * h1 * w1 * c["KH1"] * c["KW1"]
-    return ops
+    return 2 * n * m * oh * ow * p["cg"] * c["KH"] * c["KW"]
 
 
 FRAMES_IN_ORDER = 40      # frames run in order to time each dispatch in the frame, at most

@@ -42,6 +42,19 @@ class Progress:
 # ---- dmlvk measurements -------------------------------------------------------------------------
 
 
+def generated_document(out: Path, text: str, source: str, command: str, argv) -> int:
+    """main() of a generated document: writes text to out, or with --check in argv exits 1 where the
+    committed file differs (source: what it is generated from; command: what writes it)."""
+    if "--check" in argv:
+        if (out.read_text() if out.exists() else "") != text:
+            print(f"{out} is not what {source} give: {command}", file=sys.stderr)
+            return 1
+        return 0
+    out.write_text(text)
+    print(f"wrote {out}")
+    return 0
+
+
 def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
 

@@ -6,10 +6,16 @@ import sys
 
 from dmlvk.ops import depth_space, quantized_conv
 
-from .common import ROOT
+from .common import ROOT, generated_document
 
 OUT = ROOT / "docs" / "kernels.md"
+EVIDENCE = ROOT / "benchmarks" / "evidence"
 TABLES = (depth_space.TABLE, quantized_conv.TABLE)
+
+
+def evidence(variant):
+    """The variant's full record of measurements: benchmarks/evidence/<name>.md (where it has one)."""
+    return EVIDENCE / f"{variant.name}.md"
 
 
 def _cell(value) -> str:
@@ -59,22 +65,21 @@ def render() -> str:
                 out.append(f"- measured ({v.measured_on or 'device not recorded'}): {_cell(v.measured)}")
             elif v.measured_on:
                 out.append(f"- measured on: {v.measured_on}")
+            if evidence(v).exists():
+                out.append(f"- evidence: [benchmarks/evidence/{v.name}.md](../benchmarks/evidence/{v.name}.md)")
             out.append("")
+    retired = sorted(p.stem for p in EVIDENCE.glob("*.md") if p.stem not in {v.name for t in TABLES for v in t})
+    if retired:
+        out += ["## Retired variants", "",
+                "Variants that measured slower than the kernel chosen instead wherever they ran, removed from "
+                "the tables; their records, and the commit that last had them:", ""]
+        out += [f"- [`{name}`](../benchmarks/evidence/{name}.md)" for name in retired]
     return "\n".join(out).rstrip() + "\n"
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    text = render()
-    if "--check" in argv:
-        current = OUT.read_text() if OUT.exists() else ""
-        if current != text:
-            print(f"{OUT} is not what the variant tables give: python -m dmlvk_lab.kernels_doc", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT}")
-    return 0
+    return generated_document(OUT, render(), "the variant tables", "python -m dmlvk_lab.kernels_doc",
+                              sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ For each selected Vulkan device: DirectML's documented examples, ONNX's node con
 randomised differential runs against onnxruntime and onnx.reference, the validation matrix of
 spec section 5 at every feature level, the choices made where DirectML's behaviour is unconfirmed,
 DirectML itself (its answer to each rule, and its output buffers compared byte for byte) where
-tools/directml's oracle is set up, and a performance summary when benchmarks/ holds a benchmark of
+dmlvk_lab/directml's oracle is set up, and a performance summary when benchmarks/ holds a benchmark of
 that device. Writes
 DIR/report-<device>.{md,html,json} and PNG charts (the HTML embeds them: one self-contained file)."""
 from __future__ import annotations
@@ -29,7 +29,6 @@ from .common import short
 from .common import Progress, bench_results, prog, slug
 from .portability import COMPARED
 
-DIRECTML_TOOLS = Path(__file__).resolve().parent.parent / "tools" / "directml"
 DS_TYPES = ["float32", "float16", "float64", "uint8", "int8", "int16", "int32", "int64"]
 QC_TYPES = [("uint8", "uint8", "uint8"), ("uint8", "int8", "uint8"), ("int8", "int8", "int8")]
 
@@ -207,16 +206,10 @@ def differential(device, cases: int, seed: int, progress: Progress) -> list:
 
 
 def directml_answers(cases: int, seed: int) -> dict:
-    """DirectML's own answers, asked once for every device (tools/directml): the validation
+    """DirectML's own answers, asked once for every device (dmlvk_lab/directml): the validation
     matrix's rules at FL 6_4, 4 x `cases` fuzzed descriptions, and `cases` executions whose output
     buffers each device's are compared with (directml_section)."""
-    if not (DIRECTML_TOOLS / "compare.py").exists():
-        return {"ran": False, "why": "the DirectML oracle lives in dmlvk's source tree (tools/directml), "
-                                     "which this installation lacks"}
-    if str(DIRECTML_TOOLS) not in sys.path:
-        sys.path.insert(0, str(DIRECTML_TOOLS))
-    import compare
-    import oracle
+    from .directml import compare, oracle
     from .conformance import RULES
     why = oracle.missing()
     if why:
@@ -237,8 +230,6 @@ def directml_answers(cases: int, seed: int) -> dict:
 
 def load_answers(path: Path) -> dict:
     """Answers written by --directml-save (a pickle of dmlvk's own tools: load only files you made)."""
-    if str(DIRECTML_TOOLS) not in sys.path:
-        sys.path.insert(0, str(DIRECTML_TOOLS))
     return pickle.loads(path.read_bytes())
 
 
@@ -247,7 +238,7 @@ def directml_section(device, answers: dict) -> dict:
     buffers compared with DirectML's byte for byte per operator and type."""
     out = {k: v for k, v in answers.items() if not k.startswith("_")}
     if answers.get("ran"):
-        import compare      # tools/directml, on sys.path wherever answers exist
+        from .directml import compare
         out["executions"] = compare.execution_rows(device, *answers["_runs"])
     return out
 

@@ -19,7 +19,6 @@ from dmlvk import (DataType, DepthSpaceOrder, DepthToSpace1Desc, DepthToSpaceDes
                    QuantizedLinearConvolutionDesc, SpaceToDepth1Desc, SpaceToDepthDesc, TensorDesc)
 from dmlvk.enums import FeatureLevel  # noqa: E402
 from dmlvk.errors import ValidationError  # noqa: E402
-from dmlvk.ops.quantized_conv.variants import TABLE, pair_plan  # noqa: E402
 from dmlvk.runtime.capabilities import Capabilities  # noqa: E402
 from dmlvk.runtime.vkinfo import CooperativeMatrixType  # noqa: E402
 from dmlvk_lab.cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides  # noqa: E402
@@ -54,9 +53,7 @@ def tensor(dt, sizes, strides=None) -> dict:
 
 
 def description(case: dict):
-    """The dmlvk description a case's data names (a pair's: the two convolutions' descriptions)."""
-    if case["family"] == "pair":
-        return description(case["first"]), description(case["second"])
+    """The dmlvk description a case's data names."""
     td = lambda t: None if t is None else TensorDesc(t["dt"], t["sizes"], t["strides"])
     t = {k: td(v) for k, v in case["tensors"].items()}
     if case["family"] == "conv":
@@ -67,12 +64,8 @@ def description(case: dict):
 
 
 def kernels(desc, caps) -> dict:
-    """What a device with these capabilities runs for desc, as plain data (a pair of convolutions: the
-    fused kernel's plan, pair_plan, or none)."""
-    if isinstance(desc, tuple):
-        planned = pair_plan(*desc, TABLE.selection(caps))
-        ks, scratch = planned if planned is not None else ([], ())
-    elif isinstance(desc, QuantizedLinearConvolutionDesc):
+    """What a device with these capabilities runs for desc, as plain data."""
+    if isinstance(desc, QuantizedLinearConvolutionDesc):
         ks, scratch = desc.plan(caps)
     else:
         ks, scratch = [desc.kernel(caps)], ()
@@ -140,16 +133,6 @@ def bench_cases():
             for c, m in ((64, 32), (32, 16)):
                 yield _conv_case(n, c, h, w, m, 3, 3, (1, 1), (1, 1), (1, 1), (1, 1), 1, DataType.UINT8, DataType.INT8,
                                  DataType.UINT8, in_strides=nhwc_strides((n, c, h, w)))
-    # the ESPCN's first two layers as the ONNX runner offers them to conv.coopmat.halo.pair (the second's
-    # input and output channels-last), at the model benchmark's sizes, and narrower ones
-    for n, h, w in ((1, 540, 960), (8, 540, 960), (1, 1080, 1920), (8, 1080, 1920), (1, 2160, 3840)):
-        for c1, c2 in ((64, 32), (32, 16)):
-            u8, s8 = DataType.UINT8, DataType.INT8
-            yield {"family": "pair",
-                   "first": _conv_case(n, 1, h, w, c1, 5, 5, (1, 1), (1, 1), (2, 2), (2, 2), 1, u8, s8, u8),
-                   "second": _conv_case(n, c1, h, w, c2, 3, 3, (1, 1), (1, 1), (1, 1), (1, 1), 1, u8, s8, u8,
-                                        in_strides=nhwc_strides((n, c1, h, w)),
-                                        out_strides=nhwc_strides((n, c2, h, w)))}
 
 
 def _conv_case(n, c, h, w, m, kh, kw, s, d, pa, pb, g, xdt, wdt, ydt, in_strides=None, out_strides=None,

@@ -1,12 +1,11 @@
 """dmlvk against the real DirectML (release DirectML.dll 1.15.4 under Wine + vkd3d on Mesa 25
-lavapipe; tools/directml): fuzzed descriptions accepted or rejected alike, and accepted cases'
+lavapipe; dmlvk_lab/directml): fuzzed descriptions accepted or rejected alike, and accepted cases'
 output buffers equal byte for byte, gaps included. Set up by ci/directml.sh; without it these tests
 skip, except in CI (CI=true), where a skip is a failure."""
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,9 +13,7 @@ import dmlvk
 from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
 from dmlvk_lab.conformance import DIVERGES, RULES
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "directml"))
-import compare  # noqa: E402
-import oracle  # noqa: E402
+from dmlvk_lab.directml import compare, oracle
 
 pytestmark = pytest.mark.directml
 VALIDATION_CASES = int(os.environ.get("DMLVK_DIRECTML_VALIDATION_CASES", 2000))

@@ -121,7 +121,7 @@ def test_convolution_variant_forced(conv_device, rng, name):
     ran = 0
     for _ in range(TRIES // 2):
         x_dt, w_dt = [(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)][int(rng.integers(0, 3))]
-        channels_last = name in quantized_conv.variants.READS_CHANNELS_LAST    # variants of channels-last inputs
+        channels_last = name in quantized_conv.routines.READS_CHANNELS_LAST    # variants of channels-last inputs
         args, kwargs, y_dt = _conv_case(rng, x_dt, w_dt, cg=32 if channels_last else None)
         try:
             if channels_last:

@@ -81,6 +81,23 @@ def test_the_runtime_imports_nothing_above_it():
             assert not above, (module, above)
 
 
+def test_the_onnx_runner_reaches_operators_through_their_packages():
+    # the runner asks an operator's package (its __init__'s names, its `layouts` questions), never its
+    # variant table, plan or binding internals: a renamed variant cannot change a model's layouts unseen
+    internals = ("variants", "routines", "layout", "shared_memory", "operator", "desc")
+    for module, imported in import_graph("dmlvk").items():
+        if module.startswith("dmlvk.onnx"):
+            reached = {m for m in imported if m.startswith("dmlvk.ops.") and m.rsplit(".", 1)[-1] in internals}
+            assert not reached, (module, reached)
+
+
+def test_nothing_in_the_library_names_tools():
+    # the wheel carries no tools/: the library's code, shaders and docstrings name none of its paths
+    for path in (ROOT / "dmlvk").rglob("*"):
+        if path.suffix in (".py", ".comp", ".glsl"):
+            assert "tools/" not in path.read_text(), path
+
+
 def test_the_library_never_imports_the_lab():
     for module, imported in import_graph("dmlvk").items():
         assert not {m for m in imported if m.startswith("dmlvk_lab")}, module
@@ -119,6 +136,13 @@ def dmlvk_desc(sizes):
 def test_the_kernels_document_is_the_tables():
     from dmlvk_lab import kernels_doc
     assert kernels_doc.OUT.read_text() == kernels_doc.render(), "python -m dmlvk_lab.kernels_doc"
+
+
+def test_the_onnx_ops_document_is_the_registry():
+    from dmlvk.onnx.lower import LOWERINGS
+    from dmlvk_lab import onnx_ops_doc
+    assert onnx_ops_doc.OUT.read_text() == onnx_ops_doc.render(), "python -m dmlvk_lab.onnx_ops_doc"
+    assert all(entry.runs for entry in LOWERINGS.values()), "every lowering says what runs it"
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.operator)

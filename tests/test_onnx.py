@@ -678,13 +678,13 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
     """Layout planning, with the kernels a GPU chooses for the model (the cooperative matrices emulated
     on devices without them, conv.dot on CPU devices too): the first layer (conv.dot) writes its output
     channels-last, which the 3x3 64->32 layer reads in place (conv.coopmat.halo where its tiles fit the
-    device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs (or, where the
-    pair's window fits too, conv.coopmat.halo.pair runs both layers); the last layer
-    reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc; conv.coopmat.few on GPUs),
-    or the packed NCHW conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
+    device's shared memory, else conv.coopmat.nhwc), so no input-packing kernel runs; the last layer
+    reads the channels-last output conv.coopmat.halo writes (conv.dot.nhwc), or the packed NCHW
+    conv.coopmat.nhwc writes (conv.dot). Outputs bit-exact against
     onnxruntime either way. Without those two variants the layers keep NCHW and the 64->32 layer packs
     its input."""
-    from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE
+    from dmlvk.ops.quantized_conv.routines import READS_CHANNELS_LAST
+    from dmlvk.ops.quantized_conv.variants import TABLE as CONV_TABLE
     from dmlvk.runtime.capabilities import SUBGROUP_SHUFFLE
     import dmlvk
     model = espcn_models[2]
@@ -706,21 +706,17 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
             kernels = [k for k, _ in dispatches if k.variant.startswith("conv.")]
             if name != "packed" and "conv.coopmat.halo" in variants[name]:
                 # the halo kernel writes the last layer's input channels-last, which it reads in place
-                # (conv.coopmat.few on GPUs: it reads nothing else)
                 # (conv.dot.nhwc walking rows down, a lane a column, where the device shuffles)
                 last = kernels[-1]
                 constants = CONV_TABLE[last.variant].constants(last)
-                assert (last.variant == "conv.coopmat.few.float" or constants["CL_IN"] == 1 and (
-                    constants["WALK"] > 0) == dev.capabilities.has(SUBGROUP_SHUFFLE)), (variants, constants)
+                assert constants["CL_IN"] == 1 and (constants["WALK"] > 0) == dev.capabilities.has(SUBGROUP_SHUFFLE), \
+                    (variants, constants)
     if not dev.capabilities.integer_dot_product:       # the first layer stores bytes: nothing planned
         assert variants["planned"] == variants["packed"]
         return
     # (the filters are packed once, at initialization; small frames take split K and its reduction)
     main = lambda vs: [v for v in vs if v != "conv.coopmat.splitk.reduce"]
-    # (the first two layers as one kernel where the pair's window fits the device's shared memory)
-    lasts = ("conv.dot.float", "conv.coopmat.few.float")
-    assert main(variants["planned"]) in ([["conv.coopmat.halo.pair", t] for t in lasts]
-                                         + [["conv.dot", v, t] for v in READS_CHANNELS_LAST for t in lasts]), variants
+    assert main(variants["planned"]) in ([["conv.dot", v, "conv.dot.float"] for v in READS_CHANNELS_LAST]), variants
     assert main(variants["packed"]) in (["conv.dot", "conv.coopmat.pack_input", v, "conv.dot.float"]
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
 

@@ -11,9 +11,9 @@ import dmlvk
 from dmlvk import DataType, QuantizedLinearConvolutionDesc, TensorDesc, ValidationError, reference
 from dmlvk.enums import TensorFlags
 from dmlvk.ops.quantized_conv import (TABLE, QuantizedLinearConvolutionOperator, constant_filter, most_taps,
-                                      prepare_call, small_tensor_bytes)
+                                      prepare_call)
 from dmlvk.ops.base import array_binding
-from dmlvk.ops.quantized_conv.variants import READS_CHANNELS_LAST
+from dmlvk.ops.quantized_conv.routines import READS_CHANNELS_LAST
 from dmlvk_lab.bench_layers import accumulator_lanes
 from dmlvk_lab.cases import ort_weight_range
 from dmlvk_lab.oracles import onnx_qlinearconv_model, random_ints, random_window, run_onnxruntime
@@ -551,7 +551,7 @@ NO_DOT = {"conv.dot": False, "conv.dot.nhwc": False}
 
 
 def uses_fast_path(op) -> bool:
-    return any(k.shader in ("qlinear_conv_coopmat", "qlinear_conv_coopmat_few") for k in op.kernels)
+    return any(k.shader == "qlinear_conv_coopmat" for k in op.kernels)
 
 
 def call_uses_fast_path(device, args, **kwargs) -> bool:
@@ -841,135 +841,6 @@ def command_list_with_a_dependent_operator(fast_device, rng, split):
         assert np.array_equal(out.numpy(np.uint8, want.shape), want)
 
 
-def narrow_case(rng, x_dt, w_dt, y_dt, zp_kind):
-    """fast_case's arguments for a narrow-group layer: 1 to COOPMAT_MIN_INPUT_CHANNELS - 1 input
-    channels a group and at most 32 taps (KH x KW x Cg) an output."""
-    while True:
-        args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
-        kh, kw = args[3].shape[2:]
-        cg = int(rng.integers(1, min(COOPMAT_MIN_INPUT_CHANNELS, 32 // (kh * kw) + 1)))
-        if cg * kh * kw <= 32:
-            break
-    x, wt = args[0], args[3]
-    n, _, h, w = x.shape
-    groups, m = kwargs["group_count"], wt.shape[0]
-    x = random_ints(rng, x_dt, (n, cg * groups, h, w))
-    wt = random_ints(rng, w_dt, (m, cg, kh, kw), *([np.iinfo(w_dt).min, np.iinfo(w_dt).max]))
-    return (x,) + args[1:3] + (wt,) + args[4:], kwargs
-
-
-@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_narrow_fast_path_is_exact(fast_device, rng, types):
-    """conv.coopmat.narrow (forced: it is not chosen by default) on random narrow-group layers,
-    strides, dilations, paddings, output channel counts and zero points, against the reference."""
-    x_dt, w_dt, y_dt = types
-    with fast_device.variants(force="conv.coopmat.narrow"):
-        for zp_kind in ("none", "equal", "distinct"):
-            args, kwargs = narrow_case(rng, x_dt, w_dt, y_dt, zp_kind)
-            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
-            assert [k.variant for k in op.kernels][-1] == "conv.coopmat.narrow", op.kernels
-            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
-            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
-
-
-def test_narrow_fast_path_against_onnxruntime(fast_device, rng):
-    """The super-resolution first layer's form (5 x 5, one input channel, 64 outputs), u8 x s8 with
-    7-bit weights, through conv.coopmat.narrow against onnxruntime."""
-    x = random_ints(rng, np.uint8, (2, 1, 19, 23))
-    wt = random_ints(rng, np.int8, (64, 1, 5, 5), -64, 63)
-    args = (x, 0.02, np.uint8(3), wt, rng.uniform(0.001, 0.01, 64).astype(np.float32), np.zeros(64, np.int8),
-            rng.integers(-500, 500, 64).astype(np.int32), 0.05, np.uint8(7))
-    kwargs = dict(strides=(1, 1), dilations=(1, 1), start_padding=(2, 2), end_padding=(2, 2), group_count=1)
-    model, feeds = onnx_qlinearconv_model(args, kwargs, np.dtype(np.uint8))
-    with fast_device.variants(force="conv.coopmat.narrow"):
-        got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=np.uint8, device=fast_device)
-    assert np.array_equal(got, run_onnxruntime(model, feeds))
-
-
-def test_narrow_fast_path_choice():
-    """Where conv.coopmat.narrow may be chosen (with NARROW_BY_DEFAULT; it measured slower than the
-    rows kernel, so by default it runs only where forced): narrow groups of at most 32 taps with
-    NARROW_MIN_CHANNELS output channels or more, on a GPU with the cooperative matrices; not where the
-    taps, the channels or the device say otherwise."""
-    gpu = coopmat_caps()
-    least = TABLE.tuning["NARROW_MIN_CHANNELS"]
-    layer = conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2))
-    assert [k.variant for k in layer.plan(gpu)[0]][-1] == "conv.depthwise.rows"       # measured faster
-    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps, tuning={"NARROW_BY_DEFAULT": True})[0]][-1]
-    assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2))) == "conv.coopmat.narrow"
-    assert chosen(conv_desc(1, 2, 40, 40, least, 4, 4)) == "conv.coopmat.narrow"           # 32 taps
-    assert chosen(conv_desc(1, 3, 40, 40, 64, 4, 4)) != "conv.coopmat.narrow"              # 48 taps
-    assert chosen(conv_desc(1, 1, 40, 40, least - 1, 5, 5)) != "conv.coopmat.narrow"
-    assert chosen(conv_desc(1, 8, 40, 40, 64, 2, 2)) != "conv.coopmat.narrow"              # wide groups
-    cpu = dataclasses.replace(gpu, device_type="CPU")
-    assert chosen(conv_desc(1, 1, 40, 40, 64, 5, 5, pads=(2, 2)), cpu) != "conv.coopmat.narrow"
-
-
-def row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind):
-    """fast_case's arguments with stride and dilation 1 and rows of 1 to 300 pixels (several
-    128-pixel tiles, and rows that end inside one)."""
-    args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
-    wt = args[3]
-    n, groups = args[0].shape[0], kwargs["group_count"]
-    kh, kw = wt.shape[2:]
-    # narrower layers than fast_case's (the emulated multiplies are slow), wider rows
-    cg, mg = int(rng.integers(COOPMAT_MIN_INPUT_CHANNELS, 40)), int(rng.integers(COOPMAT_MIN_CHANNELS, 40))
-    h, w = int(rng.integers(kh, kh + 2)), int(rng.integers(kw, 300))
-    m = mg * groups
-    x, wt = random_ints(rng, x_dt, (n, cg * groups, h, w)), random_ints(rng, w_dt, (m, cg, kh, kw))
-    per_m = lambda a: a if a is None or np.ndim(a) == 0 else np.resize(a, m)
-    args = (x, args[1], args[2], wt, np.resize(args[4], m), per_m(args[5]), np.resize(args[6], m)) + args[7:]
-    return args, dict(kwargs, strides=(1, 1), dilations=(1, 1))
-
-
-@pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_row_tiles_fast_path_is_exact(fast_device, rng, types):
-    """conv.coopmat.rows (forced: it is not chosen by default) on random layers with stride and
-    dilation 1 and random zero points, against the reference."""
-    x_dt, w_dt, y_dt = types
-    with fast_device.variants(force="conv.coopmat.rows"):
-        for zp_kind in ("none", "distinct"):
-            args, kwargs = row_tiles_case(rng, x_dt, w_dt, y_dt, zp_kind)
-            op = prepare_call(*args, **kwargs, output_dtype=y_dt, device=fast_device)[0]
-            assert [k.variant for k in op.kernels][-1] == "conv.coopmat.rows", op.kernels
-            got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)
-            assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.dtype(y_dt), **kwargs)), kwargs
-
-
-@pytest.mark.parametrize("out_strides", [None, "nhwc", "gapped"])
-def test_row_tiles_strided_tensors(fast_device, rng, out_strides):
-    """conv.coopmat.rows reads its input under any strides (NHWC here) and writes any output strides
-    (packed NCHW with whole words, NHWC and gapped rows with byte stores): the operator level, against
-    the reference."""
-    n, c, h, w, m = 2, 40, 4, 140, 36
-    x = random_ints(rng, np.uint8, (n, c, h, w))
-    wt = random_ints(rng, np.int8, (m, c, 3, 3))
-    ws = rng.uniform(0.001, 0.01, m).astype(np.float32)
-    bias = rng.integers(-3000, 3000, m).astype(np.int32)
-    want = reference.quantized_linear_convolution(x, 0.02, np.uint8(120), wt, ws, None, bias, 0.1, np.uint8(9),
-                                                  np.dtype(np.uint8), strides=(1, 1), dilations=(1, 1),
-                                                  start_padding=(1, 1), end_padding=(1, 1), group_count=1)
-    out_sizes = want.shape
-    strides = {None: None, "nhwc": (h * w * m, 1, w * m, m), "gapped": (m * h * (w + 4), h * (w + 4), w + 4, 1)}[out_strides]
-    x_nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-    desc = QuantizedLinearConvolutionDesc.of(
-        TensorDesc(U8, (n, c, h, w), (h * w * c, 1, w * c, c)), TensorDesc(I8, wt.shape), filter_scale_count=m,
-        input_zero_point=True, filter_zero_point=False, bias=True, output_data_type=U8, output_zero_point=True,
-        start_padding=(1, 1), end_padding=(1, 1))
-    desc = dataclasses.replace(desc, output_tensor=TensorDesc(U8, out_sizes, strides))
-    op = fast_device.create_operator(desc, force="conv.coopmat.rows")
-    assert op.kernels[-1].variant == "conv.coopmat.rows"
-    assert C(op.kernels[-1])["PACKED_OUT"] == int(out_strides is None)
-    out = fast_device.buffer(desc.output_tensor.total_bytes)
-    op.initialize([None] * 9)
-    bind = lambda a: fast_device.upload(small_tensor_bytes(np.ascontiguousarray(a)))
-    op.execute([bind(x_nhwc), bind(np.float32(0.02)), bind(np.uint8(120)), bind(wt), bind(ws), None, bind(bias),
-                bind(np.float32(0.1)), bind(np.uint8(9))], [out])
-    got = np.lib.stride_tricks.as_strided(out.numpy(np.uint8, (desc.output_tensor.total_bytes,)), out_sizes,
-                                          desc.output_tensor.effective_strides)
-    assert np.array_equal(got, want)
-
-
 def _forced_tile_case(device, rng, types, force, x_shape, cg, mg, g, kh, kw, pads, channels_last, out_kind,
                       constant="PACKED_OUT", tuning=None, tail=None):
     """A stride-1 convolution of random operands (distinct filter zero points: the window sums) through
@@ -1124,78 +995,6 @@ def test_halo_filter_in_registers_exact(fast_device, rng, types):
         assert got == (areg, True), (kh, kw, h, w, c, mg, out_kind, pads, workgroups, most)
 
 
-@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
-                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_few_channels_exact(fast_device, rng, types):
-    """conv.coopmat.few (forced) on channels-last inputs: runs of 32 pixels cut by the row's end (widths
-    off 32, 4 to 16 output channels), two images, padding of 0-2 (taps outside the input on every
-    side), 32 and 64 input channels (two 32-channel chunks a tap), 1x1 to 4x3 filters (5x5 where shared
-    memory allows), distinct filter
-    zero points (the window sums), outputs packed NCHW and with gapped rows (four pixels of a channel a
-    word) and NHWC (four channels of a pixel a word, pixels m or m + 4 bytes apart); against the
-    reference."""
-    # (kh, kw), h, w, input channels, mg, output kind, padding, OUT_CL
-    cases = [((3, 3), 5, 36, 32, 4, "packed", (1, 1, 1, 1), 0), ((2, 3), 4, 20, 64, 8, "nhwc", (1, 1, 0, 1), 1),
-             ((1, 1), 3, 64, 32, 16, "nhwc_words", (0, 0, 0, 0), 1), ((4, 3), 6, 40, 32, 4, "gapped", (2, 1, 2, 1), 0),
-             ((3, 2), 7, 33, 32, 12, "nhwc", (2, 0, 1, 1), 1), ((2, 3), 3, 68, 32, 9, "packed", (0, 2, 1, 0), 0)]
-    if fast_device.capabilities.fits_shared(48 * 1024):                  # a 5x5 layer's windows (GPUs)
-        cases += [((5, 5), 6, 40, 32, 4, "gapped", (2, 2, 2, 2), 0)]
-    for (kh, kw), h, w, c, mg, out_kind, pads, out_cl in cases:
-        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, c, h, w), c, mg, 1, kh, kw,
-                                pads, True, out_kind, constant="OUT_CL")
-        assert got == (out_cl, True), (kh, kw, h, w, c, mg, out_kind, pads)
-    # several runs a subgroup (FEW_RUNS: the last workgroup's last runs past the output, the next run
-    # on the next row or image), workgroups of 2 and 3 subgroups
-    for (kh, kw), h, w, mg, out_kind, subgroups, runs in [((3, 3), 5, 68, 4, "packed", 2, 3),
-                                                          ((3, 3), 3, 33, 8, "nhwc", 3, 2)]:
-        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, 32, h, w), 32, mg, 1, kh, kw,
-                                (1, 1, 1, 1), True, out_kind, constant="RUNS",
-                                tuning=dict(FEW_SUBGROUPS=subgroups, FEW_RUNS=runs))
-        assert got == (runs, True), (kh, kw, h, w, mg, out_kind, subgroups, runs)
-
-
-@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
-                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_few_channels_float_output_exact(fast_device, rng, types):
-    """conv.coopmat.few.float (conv.coopmat.few forced, with the ONNX runner's float tail): each output
-    dequantized (a negative zero point among them) and stored where a DepthToSpace of block 1-3 puts it,
-    in either order, with window sums and runs cut by the row's end; against the reference's
-    convolution, DepthToSpace and dequantization."""
-    # (kh, kw), h, w, mg, padding, (block, crd, scale, zero point)
-    cases = [((3, 3), 5, 36, 4, (1, 1, 1, 1), (2, True, 0.0371, 3)), ((3, 3), 4, 20, 8, (1, 1, 1, 1), (2, False, 0.5, -2)),
-             ((3, 3), 3, 44, 9, (1, 1, 1, 1), (3, True, 0.013, 0)), ((1, 1), 2, 64, 16, (0, 0, 0, 0), (1, False, 1.5, 7))]
-    for (kh, kw), h, w, mg, pads, tail in cases:
-        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.few", (2, 32, h, w), 32, mg, 1, kh, kw,
-                                pads, True, "packed", constant="D2S", tail=tail)
-        assert got == (tail[0], True), (kh, kw, h, w, mg, pads, tail)
-
-
-@pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],
-                         ids=lambda t: "x".join(np.dtype(d).name for d in t))
-def test_window_tiles_exact(fast_device, rng, types):
-    """conv.coopmat.window (forced) on narrow groups: one input channel 5x5 with 64 output channels (two
-    fragments of channels a subgroup per tile row), 3 channels 3x3, groups, 1x1 over 32 channels, tiles
-    cut by the image's last rows and columns, two images, padding of 0-2, NCHW and channels-last inputs,
-    distinct filter zero points (the window sums), and outputs packed NCHW (16-byte, whole-word and byte
-    stores), channels-last 16 channels a store (PACKED_OUT 4), four channels a word (PACKED_OUT 3, with
-    groups of 12 and 20 channels: words past a group's channels not stored, and 64 channels whose
-    pixels lie 4 bytes off 16) and channels-last byte by byte; against the reference."""
-    # (kh, kw), cg, groups, mg, h, w, padding, input channels-last, output kind, PACKED_OUT
-    cases = [((5, 5), 1, 1, 64, 11, 48, (2, 2, 2, 2), False, "packed", 2),
-             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc", 4),
-             ((5, 5), 1, 1, 64, 9, 37, (1, 2, 0, 1), False, "nhwc_words", 3),
-             ((3, 3), 3, 1, 32, 17, 20, (0, 1, 1, 1), True, "packed", 1),
-             ((3, 3), 3, 2, 12, 8, 33, (2, 0, 1, 2), False, "nhwc", 3),
-             ((1, 1), 32, 1, 24, 5, 30, (0, 0, 0, 0), True, "gapped", 0),
-             ((4, 2), 2, 2, 20, 10, 36, (1, 0, 2, 1), True, "nhwc", 3),
-             ((3, 3), 1, 1, 18, 9, 35, (1, 1, 1, 1), False, "nhwc", 0),
-             ((3, 3), 1, 1, 16, 9, 47, (1, 1, 1, 1), False, "packed", 0)]
-    for (kh, kw), cg, g, mg, h, w, pads, cl_in, out_kind, packed in cases:
-        got = _forced_tile_case(fast_device, rng, types, "conv.coopmat.window", (2, cg * g, h, w), cg, mg, g, kh, kw,
-                                pads, cl_in, out_kind)
-        assert got == (packed, True), (kh, kw, cg, g, mg, h, w, out_kind, pads)
-
-
 @pytest.mark.parametrize("variant", ["conv.coopmat.halo", "conv.dot"])
 def test_window_sums_compiled_out(request, rng, variant):
     """conv.coopmat.halo (a channels-last input) and conv.dot compile the input's window sums out
@@ -1290,27 +1089,6 @@ def test_accumulator_lanes_on_nvidia(fast_device):
         assert found, "NVIDIA's accumulators no longer where coopmat_lanes.glsl says: LANES never runs there"
     else:
         assert isinstance(found, bool)
-
-
-def test_row_tiles_fast_path_choice():
-    """Where conv.coopmat.rows may be chosen (with ROW_TILES_BY_DEFAULT; it measured slower than the
-    packed path, so by default it runs only where forced): stride and dilation 1, rows
-    ROW_TILES_MIN_WIDTH wide or more, an input tile that fits ROW_TILES_MAX_SHARED, GPUs."""
-    gpu = coopmat_caps()
-    layer = conv_desc(1, 64, 40, 400, 32, 3, 3, pads=(1, 1))          # 125 output tiles: no split K
-    assert [k.variant for k in layer.plan(gpu)[0]] == ["conv.coopmat.pack_input", "conv.coopmat.pack_filter",
-                                                      "conv.coopmat"]
-    chosen = lambda d, caps=gpu: [k.variant for k in d.plan(caps, tuning={"ROW_TILES_BY_DEFAULT": True})[0]]
-    assert chosen(layer) == ["conv.coopmat.pack_filter", "conv.coopmat.rows"]
-    least = TABLE.tuning["ROW_TILES_MIN_WIDTH"]
-    rows = lambda d, caps=gpu: "conv.coopmat.rows" in chosen(d, caps)
-    assert rows(conv_desc(1, 64, 20, least + 2, 32, 3, 3))                   # OW = ROW_TILES_MIN_WIDTH
-    assert not rows(conv_desc(1, 64, 20, least + 1, 32, 3, 3))
-    assert not rows(conv_desc(1, 64, 20, 200, 32, 3, 3, strides=(2, 1)))
-    assert not rows(conv_desc(1, 64, 20, 200, 32, 3, 3, dil=(1, 2)))
-    assert not rows(conv_desc(1, 64, 20, 200, 32, 7, 3))                     # 7 input rows: 36 KiB
-    assert rows(conv_desc(1, 64, 20, 200, 32, 5, 5))                         # 5 rows: 29 KiB
-    assert not rows(layer, dataclasses.replace(gpu, device_type="CPU"))
 
 
 @pytest.mark.parametrize("types", [(np.uint8, np.int8, np.uint8), (np.int8, np.uint8, np.int8)],

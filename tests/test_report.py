@@ -53,8 +53,7 @@ def test_report_contents(report):
     levels = {c["level"] for v in rep["validation"] for c in v["cells"]}
     assert {"DML_FEATURE_LEVEL_1_0", "DML_FEATURE_LEVEL_2_1", "DML_FEATURE_LEVEL_4_0", "DML_FEATURE_LEVEL_5_2"} <= levels
     md = next(p for p in out.glob("report-*.md") if p.name != "report-all.md").read_text()
-    sys.path.insert(0, str(ROOT / "tools" / "directml"))
-    import oracle
+    from dmlvk_lab.directml import oracle
     d = rep["directml"]
     if oracle.missing() is None:                 # set up (always in CI): sections 7 and 8 from its answers
         assert d["ran"] and "## 7. DirectML itself" in md and "## 8. DirectML itself" in md

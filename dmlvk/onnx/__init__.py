@@ -3,13 +3,11 @@
     session = dmlvk.onnx.InferenceSession("model.onnx")        # or a ModelProto; device=...
     (y,) = session.run(None, {"x": frame})
 
-Nodes: QLinearConv, ConvInteger, DepthToSpace and SpaceToDepth run on the device
-(QUANTIZED_LINEAR_CONVOLUTION, its int32 accumulator for ConvInteger, DEPTH_TO_SPACE1,
-SPACE_TO_DEPTH1); QuantizeLinear and DequantizeLinear between float32 and 8 bits run on the
-device too (dmlvk/ops/quantize.py; QuantizeLinear where the device has shaderFloat64), else on
-the host, with ONNX's arithmetic as ONNX Runtime's CPU kernels compute it (float32 x / scale,
+Nodes: the ops of lower.LOWERINGS, each entry saying what runs it (docs/onnx-ops.md lists them).
+QuantizeLinear and DequantizeLinear between float32 and 8 bits run on the device
+(dmlvk/ops/quantize.py; QuantizeLinear where the device has shaderFloat64), else on the host, with ONNX's arithmetic as ONNX Runtime's CPU kernels compute it (float32 x / scale,
 rounded half to even, plus the zero point, saturated, NaN to the lowest value; (x - zero point) *
-scale in float32); Identity, Reshape, Flatten, Squeeze and Unsqueeze only re-view data. QDQ
+scale in float32). QDQ
 models (quantize_static's default format) have each DequantizeLinear -> Conv -> QuantizeLinear group fused into QLinearConv
 first, as ONNX Runtime does (rewrite.fuse_qdq). A model with any other node is refused when it is
 loaded, with every such node's name and op type; nothing is half-run.

@@ -16,10 +16,8 @@ from ..enums import DataType, DepthSpaceOrder
 from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
-from ..ops.quantized_conv import QuantizedLinearConvolutionDesc, small_tensor_bytes
-from ..ops.quantized_conv.variants import READS_CHANNELS_LAST, TABLE as CONV_TABLE, plan as conv_plan
-from ..ops.quantized_conv.layout import FILTER_CONSTANTS
-from ..ops.quantized_conv.pair import SECOND
+from ..ops.quantized_conv import FILTER_CONSTANTS, QuantizedLinearConvolutionDesc, small_tensor_bytes
+from ..ops.quantized_conv import layouts as conv_layouts
 from ..runtime.device import Device
 from ..tensor import TensorDesc
 from .graph import Graph, Node, UnsupportedModelError
@@ -58,10 +56,12 @@ class Lowered:
 class Lowering:
     """An op's entry: check(node, graph) -> messages (empty where dmlvk runs the node);
     lower(node, Context) -> Lowered; layout: a permutation or re-view of its input, so per-tensor
-    (de)quantization commutes with it (rewrite.commute)."""
+    (de)quantization commutes with it (rewrite.commute); runs: what runs it, in a line
+    (docs/onnx-ops.md lists the entries)."""
     lower: Callable[[Node, Context], Lowered]
     check: Callable[[Node, Graph], List[str]] = field(default=lambda n, g: [])
     layout: bool = False
+    runs: str = ""
 
 
 def _constant_inputs(ks) -> Callable[[Node, Graph], List[str]]:
@@ -160,26 +160,14 @@ def _channels_last(sizes) -> tuple:
 
 
 def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tuple]:
-    """Channels-last strides for the node's output where that layout drops a kernel (the layout
-    planning DirectML's graph compiler does with intermediate tensors' strides): its one user is a
-    QLinearConv whose plan then reads it in place instead of packing it (READS_CHANNELS_LAST), or runs
-    conv.dot.nhwc instead of conv.dot where DOT_NHWC_PLANNED, or conv.coopmat.few instead of conv.dot,
-    and the node's own plan writes it with the same kernel as packed NCHW, whole words at a time. Else
-    None."""
+    """Channels-last strides for the node's output where that layout serves its one user, a QLinearConv
+    (the layout planning DirectML's graph compiler does with intermediate tensors' strides): the user's
+    plan gains from reading it (layouts.gains_from_input_layout) and the node's own plan writes it
+    alike (layouts.writes_layout_alike). Else None."""
     out = n.outputs[0]
     users = ctx.graph.users(out)
     if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:
         return None
-    sel = CONV_TABLE.chosen_by(ctx.device.capabilities, ctx.device.choice())
-
-    def plan(desc) -> list:
-        try:
-            return conv_plan(desc, sel)[0]
-        except ValueError:
-            return []
-
-    main = lambda desc: tuple(k.variant for k in plan(desc))
-
     try:
         mine = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))[0]   # its input as planned
         sizes = tuple(mine.output_tensor.sizes)
@@ -187,25 +175,12 @@ def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tup
         out_dt = np.dtype(mine.output_tensor.data_type.numpy_dtype)
         user_before = _qlinearconv_desc(users[0], ctx, sizes, out_dt)[0]
         user_after = _qlinearconv_desc(users[0], ctx, sizes, out_dt, in_strides=strides)[0]
-        mine_after = _output_strided(mine, strides)
     except (ValueError, UnsupportedModelError, KeyError):
         return None
-    before, after = main(user_before), main(user_after)
-    drops = ("conv.coopmat.pack_input" in before and bool(set(READS_CHANNELS_LAST) & set(after))
-             # conv.dot.nhwc: where measured faster than conv.dot on the rows it would read otherwise
-             or (after == ("conv.dot.nhwc",) and before == ("conv.dot",) and sel["DOT_NHWC_PLANNED"])
-             # conv.coopmat.few: the cooperative matrices instead of conv.dot's dot products
-             or (before == ("conv.dot",) and "conv.coopmat.few" in after))
-    writer = plan(mine_after)[-1:]
-    same = main(mine)[-1:] == tuple(k.variant for k in writer) != ()
-    return strides if drops and same and _whole_words(writer[0]) else None
-
-
-def _whole_words(kernel) -> bool:
-    """Whether a convolution kernel stores its output a word at a time or more (not byte by byte):
-    conv.dot always; the cooperative-matrix kernels where PACKED_OUT says so."""
-    constants = CONV_TABLE[kernel.variant].constants(kernel)
-    return kernel.variant == "conv.dot" or constants.get("PACKED_OUT", 0) != 0
+    if (conv_layouts.gains_from_input_layout(user_before, user_after, ctx.device)
+            and conv_layouts.writes_layout_alike(mine, _output_strided(mine, strides), ctx.device)):
+        return strides
+    return None
 
 
 def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
@@ -245,40 +220,8 @@ def _constant_bindings(op, raw: list, ctx: Context, owned=FILTER_CONSTANTS) -> t
     return tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))[1:]
 
 
-def _lower_pair(n: Node, ctx: Context, shape: tuple, dt) -> Optional[Lowered]:
-    """The node and the QLinearConv that alone reads its output as one kernel that never stores that
-    output (desc.compile_pair: conv.coopmat.halo.pair), where its plan runs them: the second node's
-    input described channels-last (as the halo kernel reads it), its output laid out as the planning
-    of its own users wants (_plan_channels_last), the second node then a view. Else None."""
-    user = _only_user(n, ctx)
-    if user is None or user.op != "QLinearConv" or ctx.host_quantization:
-        return None
-    try:
-        first, raw1 = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))
-        sizes = tuple(first.output_tensor.sizes)
-        mid_dt = np.dtype(first.output_tensor.data_type.numpy_dtype)
-        mid = ctx.layouts[n.outputs[0]] = _channels_last(sizes)      # as the second's planning reads it
-        out_strides = _plan_channels_last(user, ctx, sizes, mid_dt)
-        second, raw2 = _qlinearconv_desc(user, ctx, sizes, mid_dt, mid, out_strides)
-        op = first.compile_pair(ctx.device, second)
-    except (ValueError, UnsupportedModelError, KeyError):
-        op = None
-    if op is None:
-        ctx.layouts.pop(n.outputs[0], None)
-        return None
-    if out_strides is not None:
-        ctx.layouts[user.outputs[0]] = out_strides
-    ctx.folded.add(user.outputs[0])
-    out = op.output_descs[0]
-    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
-                   _constant_bindings(op, raw1 + raw2[1:], ctx, FILTER_CONSTANTS + tuple(SECOND + i for i in FILTER_CONSTANTS)))
-
-
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
-    pair = _lower_pair(n, ctx, shape, dt)
-    if pair is not None:
-        return pair
     out_strides = _plan_channels_last(n, ctx, shape, dt)
     desc, raw = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), out_strides)
     if out_strides is not None:
@@ -421,18 +364,27 @@ def _check_reshape(n: Node, graph: Graph) -> List[str]:
     return [] if n.input(1) in graph.consts else [f"{n.name}: Reshape needs a constant shape"]
 
 
+_VIEW = "a view: the same bytes in another shape"
 LOWERINGS: Dict[str, Lowering] = {
-    "QLinearConv": Lowering(_lower_qlinearconv, _check_conv),
-    "ConvInteger": Lowering(_lower_conv_integer, _check_conv),
-    "DepthToSpace": Lowering(_lower_depth_space, layout=True),
-    "SpaceToDepth": Lowering(_lower_depth_space, _check_space_to_depth, layout=True),
-    "QuantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2))),
-    "DequantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2))),
-    "Identity": Lowering(_view(lambda n, shape, g: shape), layout=True),
-    "Reshape": Lowering(_view(_reshaped), _check_reshape, layout=True),
-    "Flatten": Lowering(_view(_flattened), layout=True),
-    "Squeeze": Lowering(_view(_squeezed), _check_axes, layout=True),
-    "Unsqueeze": Lowering(_view(_unsqueezed), _check_axes, layout=True),
+    "QLinearConv": Lowering(_lower_qlinearconv, _check_conv,
+                            runs="QUANTIZED_LINEAR_CONVOLUTION on the device (2-D, 8-bit, per-tensor or per-channel "
+                                 "filter parameters; a following DepthToSpace and DequantizeLinear folded into it "
+                                 "where its kernel allows)"),
+    "ConvInteger": Lowering(_lower_conv_integer, _check_conv,
+                            runs="QUANTIZED_LINEAR_CONVOLUTION's int32 accumulator on the device"),
+    "DepthToSpace": Lowering(_lower_depth_space, layout=True, runs="DEPTH_TO_SPACE1 on the device (DCR, CRD)"),
+    "SpaceToDepth": Lowering(_lower_depth_space, _check_space_to_depth, layout=True,
+                             runs="SPACE_TO_DEPTH1 on the device (DCR)"),
+    "QuantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2)),
+                               runs="float32 to 8 bits on the device where it has shaderFloat64, else on the host "
+                                    "(constant parameters, per tensor or per axis)"),
+    "DequantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2)),
+                                 runs="8 bits to float32 on the device (constant parameters, per tensor or per axis)"),
+    "Identity": Lowering(_view(lambda n, shape, g: shape), layout=True, runs=_VIEW),
+    "Reshape": Lowering(_view(_reshaped), _check_reshape, layout=True, runs=_VIEW + " (a constant shape)"),
+    "Flatten": Lowering(_view(_flattened), layout=True, runs=_VIEW),
+    "Squeeze": Lowering(_view(_squeezed), _check_axes, layout=True, runs=_VIEW + " (constant axes)"),
+    "Unsqueeze": Lowering(_view(_unsqueezed), _check_axes, layout=True, runs=_VIEW + " (constant axes)"),
 }
 LAYOUT_OPS = frozenset(op for op, entry in LOWERINGS.items() if entry.layout)
 

@@ -142,7 +142,7 @@ class Plan:
 
     def device_work(self) -> tuple:
         """(Program, dispatches) of the first device stretch, recorded by the plan's first run:
-        what the benchmark and tools/model_probe.py time."""
+        what the model benchmark and its per-dispatch probe time."""
         stretch = next(step[1] for step in self.steps if step[0] == "device")
         return stretch.commands.program, stretch.commands.dispatches
 

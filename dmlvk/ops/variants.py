@@ -32,8 +32,10 @@ from ..runtime.kernel import Kernel, VariantChoice
 @dataclass(frozen=True)
 class Rule:
     """Where a variant measured faster than the others that can run the same description: text
-    says it (docs/kernels.md prints it), test(desc, *facts) decides it. The evidence is the
-    variant's `measured`."""
+    says it (docs/kernels.md prints it), test(desc, selection, **facts) decides it, reading the
+    tuning numbers it names from the selection (selection[NAME]; None outside a choice: the table's
+    own) and any fact only the routine knows by keyword (Selection.where_wins). The evidence is the
+    variant's `measured` and benchmarks/evidence/<variant>.md."""
     text: str
     test: Callable[..., bool]
 
@@ -272,10 +274,16 @@ class Selection:
                              + (f"it needs {why}" if kernel.variant == self.force else f"its {kernel.variant} needs {why}"))
         return why is None
 
-    def where_wins(self, name: str, desc, *facts) -> bool:
-        """prefer(name) where variant name's rule (its row's `wins`) holds for the description."""
+    @property
+    def on_cpu(self) -> bool:
+        """Whether the device is a CPU (Capabilities.cpu_kernels): several rules measured otherwise there."""
+        return self.capabilities is not None and self.capabilities.cpu_kernels
+
+    def where_wins(self, name: str, desc, **facts) -> bool:
+        """prefer(name) where variant name's rule (its row's `wins`) holds for the description under
+        this selection (facts: what only the routine knows, by name)."""
         rule = self.table[name].wins
-        return self.prefer(name, rule is None or rule.test(desc, *facts))
+        return self.prefer(name, rule is None or rule.test(desc, self, **facts))
 
     def chosen(self, kernel: Optional[Kernel], what: str, steps: Sequence[Kernel] = ()) -> Optional[Kernel]:
         """The kernel, checked against a forced variant, and it and the steps of its plan against

@@ -1,5 +1,5 @@
 #version 450
-// The bandwidth yardstick of tools/bench.py: copies `words` uvec4s, CHUNKS per invocation
+// The bandwidth yardstick of the benchmarks (dmlvk_lab/bench.py): copies `words` uvec4s, CHUNKS per invocation
 // (strided by the workgroup size, the same launch shape as depth_space_rows.comp).
 
 layout(local_size_x_id = 0) in;

@@ -15,19 +15,6 @@
 // Each 64-byte K step is staged in shared memory, the next one's global loads (16 bytes per
 // invocation and operand row) in flight while the current one is multiplied.
 //
-// With NARROW (narrow groups: KH * KW * Cg <= 32 taps, e.g. a first layer with one input channel)
-// there is no packed input and one K step: each workgroup gathers its 128 pixels' taps straight from
-// the input (any strides; padding taps as the byte that stands for the input zero point, taps past
-// KH * KW * Cg as zeros) and its rows' taps from Wp (packed as usual, channel c of tap t at
-// t * CP + c) into the shared tiles, then multiplies one 32-deep chunk. Binding 0 is the input.
-//
-// With ROW_TILES (stride and dilation 1) there is no packed input either: a workgroup computes 128
-// neighbouring pixels of one output row. For each 32-channel chunk of the input it loads the KH
-// input rows those pixels' windows cover (128 + KW - 1 positions, any input strides, padding and
-// the channels past Cg as in Xp) into shared memory once; each tap's B fragment is then that tile
-// read KW - 1 positions further on, and each A fragment comes straight from Wp. The input is read
-// about KH times instead of KH x KW times, and no packing kernel runs.
-//
 // With NHWC_INPUT (the input's channels contiguous, Cg a multiple of 32, its other strides multiples
 // of 16 bytes) binding 0 is the input itself: each 16-byte piece of Xp a K step needs is read from
 // the tap's input position and shifted like Xp, or is the padding byte's where the tap lies outside
@@ -48,19 +35,7 @@
 // from Wp, no filter rows in shared memory), each B fragment serving both rows' taps; no next window
 // in registers then.
 //
-// With PAIR as well (conv.coopmat.halo.pair) the window is not loaded: binding 0 is the input of
-// the layer before (one input channel, stride and dilation 1), which each workgroup computes over the
-// window's positions itself and requantizes into it (see the PAIR section of main), so that the
-// layer's output never reaches device memory.
-//
-// With WINDOW_TAPS (narrow groups as with NARROW, stride and dilation 1, WM 1 or 2) a workgroup
-// computes the same 8 x 32 output tiles as HALO, for all BM channels: it loads the tile's input window
-// (8 + KH - 1 rows of 32 + KW - 1 positions, Cg bytes a position, any input strides, the padding
-// byte outside the input) into shared memory once, then invocation t gathers pixel t's 32 taps from
-// there (a table of the taps' offsets in the window, the same for every pixel) and the filter rows
-// come from Wp as with NARROW; one 32-deep chunk. Binding 0 is the input.
-//
-// HALO's and WINDOW_TAPS's channels-last outputs: with PACKED_OUT 3 stored whole words at a time
+// HALO's channels-last outputs: with PACKED_OUT 3 stored whole words at a time
 // (four channels of a pixel a word), with PACKED_OUT 4 (16-byte strides, Mg a multiple of 16)
 // 16 bytes at a time (a fragment's 16 channels of a pixel, one lane a pixel). With LANES (HALO) they
 // are requantized where the accumulators hold them, in each lane's own elements, and their bytes
@@ -87,14 +62,8 @@
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in;   // 256
-#if defined(HALO) || defined(WINDOW_TAPS)
-#define TILES_8X32                // workgroups over tiles of 8 output rows by 32 columns
-#endif
 #include "qconv_common.glsl"
 #include "qconv_packed.glsl"
-#ifdef PAIR
-#include "qconv_dot.glsl"
-#endif
 layout(std430, binding = 0) readonly buffer X4 { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer W4 { uvec4 wp[]; };
 layout(std430, binding = 3) writeonly buffer Part { int part[]; };     // SPLIT > 1: the partials
@@ -104,12 +73,12 @@ const uint AS = BK / 16 + 1;      // uvec4 per shared row: the step's 64 bytes a
 // 0: no window sums, their multiplies compiled out (the host knew the filter zero points when the
 // operator was initialized, and they need none); else params[2 + 3M] says at each execution.
 layout(constant_id = 12) const uint WSUM = 1;
-#ifdef TILES_8X32
+#ifdef HALO
 const uint HALO_ROWS = 8, HALO_COLS = 32;     // the output tile
 const uint HH = HALO_ROWS + KH - 1, HWD = HALO_COLS + KW - 1;   // its input window
 #endif
-#if defined(HALO) && !defined(PAIR)
-// Tiles a workgroup computes one after the other (HALO without PAIR): its filter rows loaded once where
+#ifdef HALO
+// Tiles a workgroup computes one after the other: its filter rows loaded once where
 // its tiles share them (one group, one filter tile), each later tile's window loaded into registers
 // while the tile before multiplies (HALO_PREFETCH), stored once its epilogue is done.
 layout(constant_id = 13) const uint TILES = 1;
@@ -120,12 +89,12 @@ const uint TILES = 1;
 #ifdef HALO
 // 1: the channels-last outputs (PACKED_OUT 3, 4) requantized in the accumulators' own lanes (see above)
 layout(constant_id = 14) const uint LANES = 1;
-// KSPLIT > 1 (HALO without PAIR; the pair's is 1): the group's input channels taken in KSPLIT slices
+// KSPLIT > 1 (HALO): the group's input channels taken in KSPLIT slices
 // one after the other, the window and filter rows in shared memory a slice's (Cg / KSPLIT channels) at
 // a time, each slice's loaded once the slice before has multiplied, the filter rows at every tile (no
 // next window in registers): a smaller workgroup, so that an SM can hold more of them
 layout(constant_id = 15) const uint KSPLIT = 1;
-// 1 (HALO without PAIR, KSPLIT 1, a channels-last output): subgroup s multiplies rows 2 (s % 4) and
+// 1 (HALO, KSPLIT 1, a channels-last output): subgroup s multiplies rows 2 (s % 4) and
 // that + 1 of the tile for the 16 channels s / 4 (acc[r][j]: row r, columns j), each tap's A fragment
 // held in its registers, loaded where they are new (once where a workgroup's tiles share them) from
 // the filter rows in As, or with 2 straight from Wp, the filter rows never in shared memory (real
@@ -137,36 +106,16 @@ const uint LANES = 0;
 const uint KSPLIT = 1;
 const uint AREG = 0;
 #endif
-#ifdef ROW_TILES
-const uint TW = BN + KW - 1;      // input positions a tile row holds
-shared uvec4 Xt[KH * TW * 2];     // Xt[kh][position][32 channels]: B of tap (kh, kw) starts kw on
-#elif defined(HALO)
+#if   defined(HALO)
 layout(constant_id = 10) const uint CQ = 4;   // 16-byte vectors of a position's channels (Cg / 16)
 const uint CQW = CQ / KSPLIT;                 // of them in shared memory at a time (a slice's)
 const uint PS = CQW + 1;                      // uvec4 a window position (one of padding: odd strides
 const uint KQ = KH * KW * CQW, AQ = KQ + 1;   // keep the fragments' 16-byte rows in distinct banks)
 shared uvec4 Xs[HH * HWD * PS];               // Xs[row][position][channels]: the tile's input window
-#ifndef PAIR
 const uint PRE = (HH * HWD * CQW + gl_WorkGroupSize.x - 1) / gl_WorkGroupSize.x;   // vectors an invocation loads
 uvec4 pre[PRE];                               // HALO_PREFETCH: the next tile's, this invocation's
 bool prefetched = false;
-#endif
-#ifdef PAIR
-// The layer before this one (PAIR): one input channel, KH1 x KW1 taps (at most 32), stride and
-// dilation 1, M1 = Cg output channels (this layer's input). Its input window: PH rows of PW bytes.
-layout(constant_id = 17) const uint KH1 = 5;
-layout(constant_id = 18) const uint KW1 = 5;
-layout(constant_id = 19) const uint X1_SIGNED = 0;   // (its filter comes shifted to int8: params)
-const uint M1 = 16 * CQ, PH = HH + KH1 - 1, PW = HWD + KW1 - 1;
-// As holds the first layer's filter rows (two vectors a channel) before this layer's, and (LANES) each
-// subgroup's B tile of the first layer's taps after them
-const uint A1 = 2 * M1 + 8 * 32;
-shared uvec4 As[BM * AQ > A1 ? BM * AQ : A1];
-shared int tap_at1[32];                       // LANES: the first layer's tap k's byte in Pw from its position's
-shared uint first_mma;                        // LANES: 1 where every subgroup found its accumulators as expected
-shared uint Pw[(PH * PW + 3) / 4];            // the first layer's input window, shifted to int8
-shared uvec4 Ch1[3 * M1 / 4];                 // its channels' multipliers, biases (corrected), cw
-#elif defined(COOPMAT_EMULATED)
+#if   defined(COOPMAT_EMULATED)
 shared uvec4 As[BM * AQ];                     // As[m][k]: the tile's filter rows, k = tap * Cg + c
 #else
 // (AREG 1: read only into the subgroups' fragments where a workgroup's rows are new; AREG 2: none)
@@ -175,13 +124,6 @@ shared uvec4 As[AREG == 2 ? 1 : BM * AQ];
 // LANES: the filter rows' channels' biases (corrected: Wp's corr added), cw and multipliers' bits,
 // [0, BM), [BM, 2 BM), [2 BM, 3 BM), loaded with the rows (their latency off each epilogue)
 shared uint ch_sh[3 * BM];
-#elif defined(WINDOW_TAPS)
-const uint CG_MAX = 32 / (KH * KW);           // the most input channels a group with 32 taps or fewer
-const uint TR = 3;                            // uvec4 a row of As and Bs: 32 taps and 16 bytes of padding
-shared uvec4 As[BM * TR];                     // As[m][k]: the tile's filter rows
-shared uvec4 Bs[HALO_ROWS * HALO_COLS * TR];  // Bs[pixel][k]: the tile's pixels' taps
-shared uint Xw[(HH * HWD * CG_MAX + 3) / 4 + 1];   // the window's bytes, [row][position][channel]
-shared int tap_at[32];                        // tap k's byte in the window from its pixel's (-1: none)
 #else
 shared uvec4 As[BM * AS];         // As[m][k]: row-major A
 shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
@@ -190,12 +132,10 @@ shared uvec4 Bs[BN * AS];         // Bs[pixel][k]: column-major B
 // channels-last outputs' columns 20 ints apart). With real matrices and no row tiles it
 // is Bs's memory, free once the main loop is done (8 KiB less shared memory a workgroup: the ESPCN
 // 3x3 64->32 layer took 130.7 us at 540x960 on the H200 against 141.3 with a stage of its own).
-// With HALO it is the window's memory, with WINDOW_TAPS Bs's, emulated or not.
+// With HALO it is the window's memory, emulated or not.
 #if defined(HALO)
 #define STAGE_MEM Xs
-#elif defined(WINDOW_TAPS)
-#define STAGE_MEM Bs
-#elif !defined(COOPMAT_EMULATED) && !defined(ROW_TILES)
+#elif !defined(COOPMAT_EMULATED)
 #define STAGE_MEM Bs
 #endif
 #ifndef STAGE_MEM
@@ -220,10 +160,7 @@ shared int stage[8 * 256];
 #endif
 
 #ifdef COOPMAT_EMULATED
-#ifdef ROW_TILES
-#define COOPMAT_EMU_A wp
-#define COOPMAT_EMU_B Xt
-#elif defined(HALO)
+#if   defined(HALO)
 #define COOPMAT_EMU_A As
 #define COOPMAT_EMU_B Xs
 #else
@@ -253,7 +190,7 @@ shared int stage[8 * 256];
 #include "coopmat_lanes.glsl"
 #endif
 
-#if defined(HALO) && !defined(PAIR) && !defined(COOPMAT_EMULATED)
+#if defined(HALO) && !defined(COOPMAT_EMULATED)
 // AREG: the subgroup's A fragments, tap * CQ / 2 + c / 2 (the emulation's are offsets in As, made
 // where they are used: an array of them took lavapipe a minute to compile)
 const uint NAREG = AREG != 0 ? KH * KW * CQ / 2 : 1;
@@ -321,7 +258,7 @@ void quad_transpose(inout uint w[2], uint iq) {
 }
 #endif
 
-#ifdef TILES_8X32
+#ifdef HALO
 // The 8 x 32 tile pt's image n, first output row oh0 and column ow0.
 void tile_origin(uint pt, out uint n, out uint oh0, out uint ow0) {
     uint col_tiles = (p.out_sizes.w + HALO_COLS - 1) / HALO_COLS, rest = pt / col_tiles;
@@ -335,7 +272,7 @@ uint pixel_tiles() {
     return p.out_sizes.x * ((p.out_sizes.z + HALO_ROWS - 1) / HALO_ROWS) * ((p.out_sizes.w + HALO_COLS - 1) / HALO_COLS);
 }
 #endif
-#if defined(HALO) && !defined(PAIR)
+#ifdef HALO
 // Vector e of slice ks of the input window, shifted to int8 (the padding byte outside the input), of the
 // tile whose window starts at input row ih0 and column iw0 of image n, group g: position e / CQW, its
 // channels' vector ks * CQW + e % CQW.
@@ -357,10 +294,7 @@ void tile_main(uint wg, uint k, uint next) {
     uint P = p.out_sizes.x * ohw;
     uint G = packed_groups(), cp = packed_cp(), kp = packed_kp(), mp = packed_mp();
     uint hp = packed_hp(), wpx = packed_wp();
-#ifdef ROW_TILES
-    uint row_tiles = (p.out_sizes.w + BN - 1) / BN;   // a row's tiles; pixel tiles: every row's
-    uint ptiles = p.out_sizes.x * p.out_sizes.z * row_tiles, mtiles = mp / BM;
-#elif defined(TILES_8X32)
+#if   defined(HALO)
     uint ptiles = pixel_tiles(), mtiles = mp / BM;
 #else
     uint ptiles = (P + BN - 1) / BN, mtiles = mp / BM;
@@ -436,7 +370,7 @@ void tile_main(uint wg, uint k, uint next) {
     }
 
     // With 8 x 32 tiles every subgroup multiplies all BM rows (FM fragments) for its row of the tile.
-#ifdef TILES_8X32
+#ifdef HALO
     const uint FM = 2 * WM;
     uint warp = SUBGROUP_ID, wm = 0, wn = warp % 4;
     uint arow0 = AREG != 0 ? 2 * (warp % 4) : warp;   // AREG: the subgroup's first row of the tile
@@ -447,7 +381,7 @@ void tile_main(uint wg, uint k, uint next) {
     // Fragments whose 16 rows all lie past the group's Mg output channels (tiles taller than Mg:
     // 4 channels in a 64-row tile) are not multiplied; the condition is uniform in each subgroup.
     uint mrow0 = mt * BM + wm * WM * 16;
-#ifdef TILES_8X32
+#ifdef HALO
     if (AREG != 0) mrow0 += (warp / 4) * 16;         // its one fragment of channels
 #endif
     bool alive = mrow0 < p.mg;
@@ -455,65 +389,13 @@ void tile_main(uint wg, uint k, uint next) {
     [[unroll]] for (uint i = 0; i < FM; ++i)
         [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
     MAT_C sums[2] = { MAT_C_ZERO, MAT_C_ZERO };
-#ifdef TILES_8X32
+#ifdef HALO
     MAT_C sums2[2] = { MAT_C_ZERO, MAT_C_ZERO };      // AREG: its second row's
 #endif
     MAT_A ones = MAT_A_ONES;
     bool wsum = WSUM != 0 && window_sums_needed() != 0;
 
-#ifdef ROW_TILES
-    {
-        uint row = pt / row_tiles, ow0 = (pt % row_tiles) * BN;
-        uint n = row / p.out_sizes.z, oh = row % p.out_sizes.z;
-        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
-        uint pad_byte = (params[0] & 0xFFu) ^ flip;
-        uint a_base = (packed_header_words() * 4 + (g * mp + mrow0) * kp) / 16;
-        s_begin = s_end = 0;                          // no K loop of the packed kind
-        for (uint c0 = 0; c0 < cp; c0 += 32) {
-            barrier();                                // the previous chunk's tile is read
-            // 16 channels of one position a uvec4; neighbouring invocations: neighbouring positions
-            for (uint e = t; e < KH * TW * 2; e += gl_WorkGroupSize.x) {
-                uint half16 = e / (KH * TW), pos = e % (KH * TW);
-                uint kh = pos / TW, x = pos % TW;
-                int ih = int(oh + kh) - int(p.start_pad.x), iw = int(ow0 + x) - int(p.start_pad.y);
-                bool inside = ih >= 0 && ih < int(p.in_sizes.z) && iw >= 0 && iw < int(p.in_sizes.w);
-                uint base = n * p.in_strides.x + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w
-                          + (g * p.cg) * p.in_strides.y;
-                uvec4 v = uvec4(0);
-                [[unroll]] for (uint jj = 0; jj < 16; ++jj) {
-                    uint c = c0 + half16 * 16 + jj;
-                    uint b = 0u;
-                    if (c < p.cg) {
-                        b = pad_byte;
-                        if (inside) {
-                            uint off = base + c * p.in_strides.y;
-                            b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
-                        }
-                    }
-                    v[jj / 4] |= b << ((jj % 4) * 8);
-                }
-                Xt[pos * 2 + half16] = v;
-            }
-            barrier();
-            if (alive) [[unroll]] for (uint tap = 0; tap < KH * KW; ++tap) {
-                uint kh = tap / KW, kw = tap % KW;
-                MAT_B b[2];
-                [[unroll]] for (uint j = 0; j < 2; ++j)
-                    coopMatLoad(b[j], Xt, (kh * TW + wn * 32 + j * 16 + kw) * 2, 2, gl_CooperativeMatrixLayoutColumnMajor);
-                [[unroll]] for (uint i = 0; i < WM; ++i) {
-                    if (mrow0 + i * 16 >= p.mg) break;
-                    MAT_A a;
-                    coopMatLoad(a, wp, a_base + (i * 16 * kp + tap * cp + c0) / 16, kp / 16,
-                                gl_CooperativeMatrixLayoutRowMajor);
-                    [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = coopMatMulAdd(a, b[j], acc[i][j]);
-                }
-                if (wsum)
-                    [[unroll]] for (uint j = 0; j < 2; ++j) sums[j] = coopMatMulAdd(ones, b[j], sums[j]);
-            }
-        }
-    }
-#endif
-#ifdef TILES_8X32
+#ifdef HALO
     // the tile: image h_n, output rows h_oh0.., columns h_ow0..; this subgroup's row h_oh = h_oh0 + warp;
     // its input window's first row and column h_ih0, h_iw0 (stride and dilation 1)
     uint h_n, h_oh0, h_oh, h_ow0;
@@ -528,171 +410,6 @@ void tile_main(uint wg, uint k, uint next) {
         if (ks > 0) barrier();                        // the slice before multiplied: its memory is free
         // the window, shifted to int8 (the padding byte outside the input); neighbouring invocations
         // take neighbouring vectors of a position, then neighbouring positions
-#ifdef PAIR
-        uint flip4 = X_SIGNED != 0 ? 0u : 0x80808080u;
-        uvec4 pad4 = uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);
-        // The window computed by the layer before (binding 0 is its input), with packed 4 x 8-bit dot
-        // products: its input window into Pw (shifted to int8, the padding byte outside its input), its
-        // filter rows into As (8 words a channel, four taps a word, zeros past its KH1 x KW1 taps), its
-        // channels' numbers into Ch1; then each invocation takes one window position and half of the
-        // M1 channels at a time (neighbouring invocations: neighbouring positions, the same channels),
-        // gathers the position's taps four a word, and stores each 16 channels' requantized bytes as
-        // one Xs vector (the padding byte where the position lies outside this layer's input). Its
-        // numbers follow this layer's in params (ConvolutionPairOperator): from g1 = 3 + 3M, xZP, yZP,
-        // its window-sum flag, input height, width, strides (image, row, column, in bytes), padding
-        // (top, left); then Ch1's M1 multipliers, biases (with the correction of its input's and
-        // filter's shifts: qconv_pack_filter.comp's algebra) and cw; then the filter rows.
-        // With LANES, where every subgroup finds its accumulators as coopmat_lanes.glsl says, the layer
-        // before is multiplied on the cooperative matrices instead: each subgroup takes 16 positions of a
-        // window row at a time, gathers their taps from Pw into its B tile (As past the filter rows, a
-        // position's 32 taps a column), multiplies the filter rows' 16-channel fragments by it and
-        // requantizes in the accumulators' lanes; after the quads' transposes each lane stores two words
-        // of one position's 16 channels into Xs.
-        {
-            if (t == 0) first_mma = LANES;
-            if (LANES != 0) {
-                barrier();                            // (first_mma set)
-                if (!lanes_as_expected(warp * 320) && SUBGROUP_LANE == 0) atomicAnd(first_mma, 0u);
-            }
-            uint g1 = 3u + 3u * p.out_sizes.y;
-            bool ws1 = params[g1 + 2] != 0u;
-            uint H1 = params[g1 + 3], W1 = params[g1 + 4], sn1 = params[g1 + 5], sh1 = params[g1 + 6];
-            uint sw1 = params[g1 + 7];
-            int ph0 = h_ih0 - int(params[g1 + 8]), pw0 = h_iw0 - int(params[g1 + 9]);
-            for (uint e = t; e < M1 * 8; e += gl_WorkGroupSize.x)
-                As[e / 4][e % 4] = params[g1 + 10 + 3 * M1 + e];
-            for (uint e = t; e < 3 * M1 / 4; e += gl_WorkGroupSize.x)
-                Ch1[e] = uvec4(params[g1 + 10 + 4 * e], params[g1 + 11 + 4 * e], params[g1 + 12 + 4 * e],
-                               params[g1 + 13 + 4 * e]);
-            uint flip1 = X1_SIGNED != 0 ? 0u : 0x80u;
-            uint pad1 = (params[g1] & 0xFFu) ^ flip1;
-            for (uint e = t; e < (PH * PW + 3) / 4; e += gl_WorkGroupSize.x) {
-                uint word = 0;
-                [[unroll]] for (uint j = 0; j < 4; ++j) {
-                    uint at = 4 * e + j;
-                    int ih = ph0 + int(at / PW), iw = pw0 + int(at % PW);
-                    uint b = pad1;
-                    if (uint(ih) < H1 && uint(iw) < W1) {
-                        uint off = h_n * sn1 + uint(ih) * sh1 + uint(iw) * sw1;
-                        b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip1;
-                    }
-                    word |= b << (8 * j);
-                }
-                Pw[e] = word;
-            }
-            if (LANES != 0 && t < 32) {               // tap k = kh * KW1 + kw
-                uint kh = t / KW1, kw = t % KW1;
-                tap_at1[t] = t < KH1 * KW1 ? int(kh * PW + kw) : -1;
-            }
-            barrier();
-            Requant rq1 = requant_signed(int(params[g1 + 1]), X_SIGNED);   // its output: this layer's input
-            const uint WIN = HH * HWD, KQ1 = (KH1 * KW1 + 3) / 4;
-            if (first_mma != 0u) {
-                const uint NF = (HWD + 15) / 16;      // fragments of 16 positions a window row (the last one
-                                                      // ending at the row's end)
-                uint lane = SUBGROUP_LANE, q4 = lane % 4, iq = (lane / 4) % 4, kq = lane / 16;
-                uint pc = 2 * q4 + (iq & 1) + 8 * (iq >> 1);   // the position (column slot iq) it stores
-                uint bt = 2 * M1 + warp * 32, jb = lane / 2, hb = lane % 2;   // its tile; position and taps it gathers
-                int toff[16];                         // its taps' bytes in Pw from the position's
-                [[unroll]] for (uint b = 0; b < 16; ++b) toff[b] = tap_at1[16 * hb + b];
-                int bl[M1 / 16][2];                   // its channels' biases and multipliers (rows lane / 4, + 8)
-                float ml[M1 / 16][2];
-                [[unroll]] for (uint i = 0; i < M1 / 16; ++i)
-                    [[unroll]] for (uint h = 0; h < 2; ++h) {
-                        uint m = i * 16 + lane / 4 + 8 * h;
-                        ml[i][h] = uintBitsToFloat(Ch1[m / 4][m % 4]);
-                        bl[i][h] = int(Ch1[M1 / 4 + m / 4][m % 4]);
-                    }
-                // (in rounds of a fragment a subgroup: the emulation's barriers are the workgroup's)
-                for (uint f0 = 0; f0 < HH * NF; f0 += gl_WorkGroupSize.x / 32) {
-                    uint f = min(f0 + warp, HH * NF - 1);
-                    uint r0 = f / NF, c0 = min((f % NF) * 16, HWD - 16);
-                    uvec4 v = uvec4(0);               // position c0 + jb's taps 16 hb .. + 15, 0 past the taps
-                    [[unroll]] for (uint b = 0; b < 16; ++b) {
-                        int o = toff[b];
-                        uint at = r0 * PW + c0 + jb + uint(o);
-                        if (o >= 0) v[b / 4] |= bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8) << (8 * (b % 4));
-                    }
-                    As[bt + jb * 2 + hb] = v;
-                    SUBGROUP_MEMORY_BARRIER_SHARED();
-                    SUBGROUP_BARRIER();
-                    MAT_B b1;
-                    LOAD_B_FROM_AS(b1, bt);
-                    MAT_C s1 = MAT_C_ZERO;            // every row: the positions' window sums
-                    if (ws1) s1 = coopMatMulAdd(ones, b1, s1);
-                    uint pos = c0 + pc;
-                    int ih = h_ih0 + int(r0), iw = h_iw0 + int(pos);
-                    bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
-                    bool live = f0 + warp < HH * NF;
-                    [[unroll]] for (uint i = 0; i < M1 / 16; ++i) {
-                        MAT_A a1;
-                        coopMatLoad(a1, As, i * 32, 2, gl_CooperativeMatrixLayoutRowMajor);
-                        MAT_C c1 = coopMatMulAdd(a1, b1, MAT_C_ZERO);
-                        int cl[2];
-                        [[unroll]] for (uint h = 0; h < 2; ++h) {
-                            uint m = i * 16 + lane / 4 + 8 * h;
-                            cl[h] = ws1 ? int(Ch1[M1 / 2 + m / 4][m % 4]) : 0;
-                        }
-                        uint w[2] = { 0u, 0u };
-                        [[unroll]] for (uint e = 0; e < 8; ++e) {
-                            uint h = c_half(e);
-                            int a = C_ELEM(c1, e) + bl[i][h] + cl[h] * C_ELEM(s1, e);
-                            w[h] += requantized_bits(a, ml[i][h], rq1) << (8 * c_slot(e));
-                        }
-                        [[unroll]] for (uint h = 0; h < 2; ++h) w[h] = requantized_word(w[h], rq1) ^ flip4;
-                        quad_transpose(w, iq);        // w[h]: channels i * 16 + 4 kq + 8 h .. + 3 of position pos
-                        if (live) {
-                            uint at = (r0 * HWD + pos) * PS + i;
-                            Xs[at][kq] = inside ? w[0] : pad4.x;
-                            Xs[at][kq + 2] = inside ? w[1] : pad4.x;
-                        }
-                    }
-                    SUBGROUP_BARRIER();               // the tile read before the next one's gather
-                }
-            } else
-            for (uint u = t; u < (WIN + 31) / 32 * 64; u += gl_WorkGroupSize.x) {
-                uint half2 = (u >> 5) & 1u, q = (u >> 6) * 32 + (u & 31u);
-                if (q >= WIN) continue;
-                uint r0 = q / HWD, c0 = q % HWD;
-                uint xw[KQ1];
-                int psum = 0;
-                [[unroll]] for (uint j = 0; j < KQ1; ++j) {
-                    uint word = 0;
-                    [[unroll]] for (uint b = 0; b < 4; ++b) {
-                        uint k = 4 * j + b;
-                        if (k < KH1 * KW1) {
-                            uint at = (r0 + k / KW1) * PW + c0 + k % KW1;
-                            word |= bitfieldExtract(Pw[at >> 2], int((at & 3u) * 8u), 8) << (8 * b);
-                        }
-                    }
-                    xw[j] = word;
-                    psum += sdot(int(word), 0x01010101, 0);
-                }
-                int ih = h_ih0 + int(r0), iw = h_iw0 + int(c0);
-                bool inside = uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w;
-                [[unroll]] for (uint v = 0; v < M1 / 32; ++v) {
-                    uint m0 = half2 * (M1 / 2) + v * 16;  // the vector's first channel
-                    uvec4 out16;
-                    [[unroll]] for (uint w4 = 0; w4 < 4; ++w4) {
-                        uint c4 = m0 / 4 + w4;
-                        uvec4 mu = Ch1[c4], bi = Ch1[M1 / 4 + c4], cw = ws1 ? Ch1[M1 / 2 + c4] : uvec4(0);
-                        uint word = 0;
-                        [[unroll]] for (uint b = 0; b < 4; ++b) {
-                            uint m = 4 * c4 + b;
-                            int a = int(bi[b]) + int(cw[b]) * psum;
-                            [[unroll]] for (uint j = 0; j < KQ1; ++j) a += sdot(int(xw[j]), int(As[2 * m + j / 4][j % 4]), 0);
-                            word += requantized_bits(a, uintBitsToFloat(mu[b]), rq1) << (8 * b);
-                        }
-                        out16[w4] = inside ? requantized_word(word, rq1) ^ flip4 : pad4.x;
-                    }
-                    Xs[q * PS + m0 / 16] = out16;
-                }
-            }
-            barrier();                                // the filter rows read, the window written
-            [[unroll]] for (uint i = 0; i < FM; ++i)  // (zeroed here: no accumulator live through the above)
-                [[unroll]] for (uint j = 0; j < 2; ++j) acc[i][j] = MAT_C_ZERO;
-        }
-#else
         // (loops unrolled: every load of an invocation in flight before its first store; 112.5 us
         // rolled against 104.9 unrolled for the ESPCN 3x3 64->32 layer at 540x960 on the H200). With
         // HALO_PREFETCH a workgroup's later tiles find their window stored (main).
@@ -702,7 +419,6 @@ void tile_main(uint wg, uint k, uint next) {
                 if (e >= HH * HWD * CQW) break;
                 Xs[(e / CQW) * PS + e % CQW] = window_vector(e, ks, h_n, g, h_ih0, h_iw0);
             }
-#endif
         // the filter rows: Wp's first KH x KW x CQ vectors of rows mt * BM .. (once a workgroup where its
         // tiles share them), the slice's CQW vectors of each tap (k = tap * Cg + c)
         uint a0 = (packed_header_words() * 4 + (g * mp + mt * BM) * kp) / 16;
@@ -725,7 +441,6 @@ void tile_main(uint wg, uint k, uint next) {
             }
         }
         barrier();
-#ifndef PAIR
 #ifndef COOPMAT_EMULATED
         // AREG: the subgroup's A fragments where the rows are new, from the filter rows in As (AREG 2:
         // straight from Wp, which NVIDIA's driver 580 loads an 8-bit element at a time, 288 byte loads a
@@ -753,12 +468,10 @@ void tile_main(uint wg, uint k, uint next) {
                     pre[i] = window_vector(e, 0u, nn, ng, int(noh0) - int(p.start_pad.x), int(now0) - int(p.start_pad.y));
             }
         }
-#endif
         s_begin = s_end = 0;                          // no K loop of the packed kind
         // real matrices: the taps' loop unrolled, so that fragments load while others multiply (95.0 us
         // against 112.5 rolled, 89.0 with the loads' loops unrolled too; emulated: kept rolled, as
         // each multiply-add is a loop of its own there)
-#ifndef PAIR
         // AREG: each B fragment of window row arow0 + wr serves row 0's tap (wr, kw) and row 1's
         // (wr - 1, kw)
         if (AREG != 0) {
@@ -789,7 +502,6 @@ void tile_main(uint wg, uint k, uint next) {
                 }
             }
         } else
-#endif
         if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {
             uint kh = tap / KW, kw = tap % KW;
             UNROLL_REAL for (uint c = 0; c < CQW; c += 2) {
@@ -809,124 +521,7 @@ void tile_main(uint wg, uint k, uint next) {
         }
     }
 #endif
-#if defined(NARROW) || defined(WINDOW_TAPS)
-    // The filter rows: 32 taps k = tap * Cg + c of Wp row (g, mt * BM + row), 4 a word, 0 past the taps.
-    {
-#ifdef NARROW
-        const uint A_ROW = AS;
-#else
-        const uint A_ROW = TR;
-#endif
-        uint taps = KH * KW * p.cg;
-        for (uint e = t; e < BM * 8; e += gl_WorkGroupSize.x) {
-            uint row = e / 8, wd = e % 8;
-            uint base = packed_header_words() * 4 + (g * mp + mt * BM + row) * kp;
-            uint word = 0;
-            [[unroll]] for (uint j = 0; j < 4; ++j) {
-                uint k = wd * 4 + j;
-                if (k < taps) {
-                    uint off = base + (k / p.cg) * cp + k % p.cg;
-                    word |= bitfieldExtract(w_words[off >> 2], int((off & 3u) * 8u), 8) << (8 * j);   // shifted
-                }
-            }
-            As[row * A_ROW + wd / 4][wd % 4] = word;
-        }
-    }
-#endif
-#ifdef WINDOW_TAPS
-    {
-        // the window, shifted to int8 (the padding byte outside the input), four bytes a word
-        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
-        uint pad_byte = (params[0] & 0xFFu) ^ flip;
-        uint wbytes = HH * HWD * p.cg;
-        uint base = h_n * p.in_strides.x + g * p.cg * p.in_strides.y;
-        for (uint e = t; e < (wbytes + 3) / 4; e += gl_WorkGroupSize.x) {
-            uint word = 0;
-            [[unroll]] for (uint j = 0; j < 4; ++j) {
-                uint at = e * 4 + j, pos = at / p.cg;
-                int ih = h_ih0 + int(pos / HWD), iw = h_iw0 + int(pos % HWD);
-                uint b = pad_byte;
-                if (uint(ih) < p.in_sizes.z && uint(iw) < p.in_sizes.w) {
-                    uint off = base + (at % p.cg) * p.in_strides.y + uint(ih) * p.in_strides.z + uint(iw) * p.in_strides.w;
-                    b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
-                }
-                word |= (at < wbytes ? b : 0u) << (8 * j);
-            }
-            Xw[e] = word;
-        }
-        if (t < 32) {                                 // tap k = (kh * KW + kw) * Cg + c
-            uint tap = t / p.cg;
-            tap_at[t] = t < KH * KW * p.cg ? int(((tap / KW) * HWD + tap % KW) * p.cg + t % p.cg) : -1;
-        }
-        barrier();
-        // pixel t of the tile (row t / 32, column t % 32): its taps, shifted, 0 past the taps
-        uint from = ((t / HALO_COLS) * HWD + t % HALO_COLS) * p.cg;
-        [[unroll]] for (uint wd = 0; wd < 8; ++wd) {
-            uint word = 0;
-            [[unroll]] for (uint j = 0; j < 4; ++j) {
-                int o = tap_at[wd * 4 + j];
-                uint at = from + uint(o);
-                if (o >= 0) word |= bitfieldExtract(Xw[at >> 2], int((at & 3u) * 8u), 8) << (8 * j);
-            }
-            Bs[t * TR + wd / 4][wd % 4] = word;
-        }
-        barrier();
-        s_begin = s_end = 0;                          // no K loop: the one chunk below
-        if (alive) [[unroll]] for (uint j = 0; j < 2; ++j) {
-            MAT_B b;
-            coopMatLoad(b, Bs, (warp * HALO_COLS + j * 16) * TR, TR, gl_CooperativeMatrixLayoutColumnMajor);
-            [[unroll]] for (uint i = 0; i < FM; ++i) {
-                if (mrow0 + i * 16 >= p.mg) break;
-                MAT_A a;
-                coopMatLoad(a, As, i * 16 * TR, TR, gl_CooperativeMatrixLayoutRowMajor);
-                acc[i][j] = coopMatMulAdd(a, b, acc[i][j]);
-            }
-            if (wsum) sums[j] = coopMatMulAdd(ones, b, sums[j]);
-        }
-    }
-#endif
-#ifdef NARROW
-    {
-        // The pixels' taps, shifted like Xp: neighbouring invocations take neighbouring pixels.
-        uint taps = KH * KW * p.cg;
-        uint flip = X_SIGNED != 0 ? 0u : 0x80u;
-        uint pad_byte = (params[0] & 0xFFu) ^ flip;
-        for (uint e = t; e < BN * 8; e += gl_WorkGroupSize.x) {
-            uint j = e % BN, wd = e / BN;
-            uint px = min(pt * BN + j, P - 1);
-            uint n = px / ohw, r = px % ohw;
-            uint oh = r / p.out_sizes.w, ow = r % p.out_sizes.w;
-            int bh = int(oh * p.conv_stride.x) - int(p.start_pad.x), bw = int(ow * p.conv_stride.y) - int(p.start_pad.y);
-            uint word = 0;
-            [[unroll]] for (uint q4 = 0; q4 < 4; ++q4) {
-                uint k = wd * 4 + q4;
-                uint c = k % p.cg, tap = k / p.cg;
-                uint ih, iw, b = k < taps ? pad_byte : 0u;
-                if (k < taps && input_tap(oh, tap / KW, p.conv_stride.x, p.dilation.x, p.start_pad.x, p.in_sizes.z, bh, ih)
-                        && input_tap(ow, tap % KW, p.conv_stride.y, p.dilation.y, p.start_pad.y, p.in_sizes.w, bw, iw)) {
-                    uint off = n * p.in_strides.x + (g * p.cg + c) * p.in_strides.y + ih * p.in_strides.z + iw * p.in_strides.w;
-                    b = bitfieldExtract(x_words[off >> 2], int((off & 3u) * 8u), 8) ^ flip;
-                }
-                word |= b << (8 * q4);
-            }
-            Bs[j * AS + wd / 4][wd % 4] = word;
-        }
-        barrier();
-        s_begin = s_end = 0;                          // no K loop: the one chunk below
-        if (alive) [[unroll]] for (uint j = 0; j < 2; ++j) {
-            MAT_B b;
-            coopMatLoad(b, Bs, (wn * 32 + j * 16) * AS, AS, gl_CooperativeMatrixLayoutColumnMajor);
-            [[unroll]] for (uint i = 0; i < WM; ++i) {
-                if (mrow0 + i * 16 >= p.mg) break;
-                MAT_A a;
-                coopMatLoad(a, As, (wm * WM * 16 + i * 16) * AS, AS, gl_CooperativeMatrixLayoutRowMajor);
-                acc[i][j] = coopMatMulAdd(a, b, acc[i][j]);
-            }
-            if (wsum) sums[j] = coopMatMulAdd(ones, b, sums[j]);
-        }
-    }
-#endif
-#if !defined(ROW_TILES) && !defined(TILES_8X32)
+#ifndef HALO
     if (s_begin < s_end) LOAD_STEP(s_begin);
     for (uint s = s_begin; s < s_end; ++s) {
         barrier();                                    // the previous step's multiplies are done
@@ -971,7 +566,7 @@ void tile_main(uint wg, uint k, uint next) {
     // Epilogue: each lane takes 8 neighbouring pixels of one row of a fragment.
     barrier();                                        // every subgroup's last multiplies are done (STAGE)
     uint lane = SUBGROUP_LANE, r = lane / 2, c8 = (lane % 2) * 8;
-#ifdef TILES_8X32
+#ifdef HALO
     uint sbase = warp * 320;                          // room for a fragment stored with columns of 20 ints
 #else
     uint sbase = warp * 256;
@@ -995,7 +590,7 @@ void tile_main(uint wg, uint k, uint next) {
 #endif
     [[unroll]] for (uint i = 0; i < FM; ++i) {
         uint mf = AREG != 0 ? mrow0 : mrow0 + i * 16;   // the fragment's first channel in the group
-#ifdef TILES_8X32
+#ifdef HALO
         uint f_oh = AREG != 0 ? h_oh0 + arow0 + i : h_oh;   // and its output row
 #endif
 #ifndef COOPMAT_EMULATED
@@ -1009,7 +604,7 @@ void tile_main(uint wg, uint k, uint next) {
         int corr = int(w_words[m]), cw = int(w_words[M + m]);
         int bias = int(params[2 + 2 * M + m]);
         float mult = uintBitsToFloat(params[2 + m]);
-#ifdef TILES_8X32
+#ifdef HALO
         if (PACKED_OUT == 3 || PACKED_OUT == 4) {
 #ifdef HALO
             if (lanes) {
@@ -1170,7 +765,7 @@ void tile_main(uint wg, uint k, uint next) {
             SUBGROUP_BARRIER();
             uint px = pt * BN + wn * 32 + half16 * 16;      // OH * OW, and so P, multiples of 16
             bool px_ok = px < P;
-#ifdef TILES_8X32
+#ifdef HALO
             // the tile's row (OW a multiple of 16: its 16-pixel pieces lie in the row or past it)
             px = (h_n * p.out_sizes.z + f_oh) * p.out_sizes.w + h_ow0 + half16 * 16;
             px_ok = f_oh < p.out_sizes.z && h_ow0 + half16 * 16 < p.out_sizes.w;
@@ -1186,12 +781,7 @@ void tile_main(uint wg, uint k, uint next) {
             SUBGROUP_MEMORY_BARRIER_SHARED();
             SUBGROUP_BARRIER();
             uint px0 = pt * BN + wn * 32 + j * 16 + c8;
-#ifdef ROW_TILES
-            // the tile's row: its pixels past the row's end stand for none (P)
-            uint ow = (pt % row_tiles) * BN + wn * 32 + j * 16 + c8;
-            px0 = (pt / row_tiles) * p.out_sizes.w + ow;
-            uint row_left = ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;   // this lane's pixels in the row
-#elif defined(TILES_8X32)
+#if   defined(HALO)
             uint ow = h_ow0 + j * 16 + c8;
             px0 = (h_n * p.out_sizes.z + f_oh) * p.out_sizes.w + ow;
             uint row_left = f_oh < p.out_sizes.z && ow < p.out_sizes.w ? p.out_sizes.w - ow : 0u;
@@ -1233,7 +823,7 @@ void main() {
         tile_main(wg, 0u, 0u);
         return;
     }
-#if defined(HALO) && !defined(PAIR)
+#ifdef HALO
     // workgroup wg of n computes tiles wg, wg + n, wg + 2n, ... (n: the host's count of workgroups)
     uint n = (pixel_tiles() * (packed_mp() / BM) * packed_groups() + TILES - 1) / TILES;
     for (uint k = 0; k < TILES; ++k) {

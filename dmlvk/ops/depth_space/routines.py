@@ -178,7 +178,7 @@ def _nhwc_kernel(d, sel: Selection) -> Optional[Kernel]:
             return staged
         need.append(oc * eb)
     vec = _widest_vector(need, eb)
-    if sel.where_wins("nhwc.tiled", d, packed_w, vec):
+    if sel.where_wins("nhwc.tiled", d, packed_w=packed_w, vec=vec):
         tiled = _tiled(d, sel)
         if tiled is not None:
             return tiled
@@ -202,7 +202,7 @@ def _nhwc_kernel(d, sel: Selection) -> Optional[Kernel]:
     if blocks:
         total //= b * b
     # the rule is also where its invocation order was built for: a forced input_order runs nowhere else
-    in_order = not blocks and TABLE["nhwc.input_order"].wins.test(d) and sel.prefer("nhwc.input_order", True)
+    in_order = not blocks and TABLE["nhwc.input_order"].wins.test(d, sel) and sel.prefer("nhwc.input_order", True)
     name = "nhwc.blocks" if blocks else "nhwc.input_order" if in_order else "nhwc.direct"
     return _nhwc_launch(d, name, vec, int(blocks), 0, total, local_size=sel.workgroup(256), in_order=in_order)
 
@@ -347,7 +347,7 @@ def _row_segments(d, sel, ist, ost, packed_w) -> Optional[Kernel]:
     94 % (81 % moving the runs one by one); wider segments measured slower than the other
     paths (float16 B = 4: 60 % against 88 %; uint8 B = 3: 53 % against 78 %)."""
     eb, b, cs = d.input_tensor.element_bytes, d.block_size, d.output_tensor.sizes[1]
-    if not (sel.where_wins("nhwc.segments", d, sel["ROW_SEGMENTS"]) and d.depth_to_space and packed_w and b * cs * eb == 16):
+    if not (sel.where_wins("nhwc.segments", d) and d.depth_to_space and packed_w and b * cs * eb == 16):
         return None
     if any(st * eb % 16 for st in (ist[0], ist[2], ist[3], ost[0], ost[2])):
         return None

@@ -42,7 +42,7 @@ _SUBGROUP_STAGING = Need("with SUBGROUP_STAGED, workgroups of whole subgroups (e
                          lambda c, k, caps: not c["SUBGROUP_STAGED"] or WHOLE_SUBGROUPS.test(c, k, caps))
 
 
-def _tiles_win(d, packed_w: bool, vec: Optional[int]) -> bool:
+def _tiles_win(d, sel, packed_w: bool, vec: Optional[int]) -> bool:
     """nhwc.tiled's rule (its row: `wins`; the evidence: its `measured`)."""
     eb, b = d.input_tensor.element_bytes, d.block_size
     if vec is None or (d.depth_to_space and not packed_w):
@@ -52,7 +52,7 @@ def _tiles_win(d, packed_w: bool, vec: Optional[int]) -> bool:
     return d.depth_to_space and eb >= 4 and (b > 2 or eb == 8)
 
 
-def _staged_wins(d) -> bool:
+def _staged_wins(d, sel=None) -> bool:
     """nhwc.staged's rule (its row: `wins`; the evidence: its `measured`)."""
     eb, b = d.input_tensor.element_bytes, d.block_size
     if eb == 1:
@@ -60,7 +60,7 @@ def _staged_wins(d) -> bool:
     return eb == 2 and (b == 2 or (b == 4 and d.depth_to_space))
 
 
-def _dcr_input_order(d) -> bool:
+def _dcr_input_order(d, sel=None) -> bool:
     """nhwc.input_order's rule (its row: `wins`; the evidence: its `measured`)."""
     eb = d.input_tensor.element_bytes
     if not d.depth_to_space:
@@ -74,7 +74,7 @@ def _dcr_input_order(d) -> bool:
             and eb >= 2 and not (eb == 8 and d.block_size == 2))
 
 
-def _lanes_wins(d) -> bool:
+def _lanes_wins(d, sel=None) -> bool:
     """nhwc.lanes's rule (its row: `wins`; the evidence: its `measured`)."""
     eb, b, crd = d.input_tensor.element_bytes, d.block_size, d.effective_order == DepthSpaceOrder.COLUMN_ROW_DEPTH
     run = b * d.sides()[1].sizes[1] * eb           # DEPTH_COLUMN_ROW: a block row's bytes
@@ -127,7 +127,7 @@ TABLE = Table("DEPTH_TO_SPACE / SPACE_TO_DEPTH", [
         "channel-last depth-to-space into abutting pixels whose B-pixel row segments are 16-byte vectors: one "
         "input pixel an invocation, B whole vector stores",
         tuning=dict(ROW_SEGMENTS=(DepthSpaceOrder.DEPTH_COLUMN_ROW, DepthSpaceOrder.COLUMN_ROW_DEPTH)),
-        wins=Rule("the orders in ROW_SEGMENTS (both)", lambda d, orders: d.effective_order in orders),
+        wins=Rule("the orders in ROW_SEGMENTS (both)", lambda d, sel: d.effective_order in sel["ROW_SEGMENTS"]),
         measured="uint8 B = 4 with 4 channels: COLUMN_ROW_DEPTH 94 % of copy (53 % with 4-byte pixel vectors), "
                  "DEPTH_COLUMN_ROW 94 % (81 % moving the runs one by one); wider segments were slower than the "
                  "other paths (float16 B = 4: 60 % against 88 %)",

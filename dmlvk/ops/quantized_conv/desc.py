@@ -17,8 +17,8 @@ from ...tensor import TensorChecker, TensorDesc, same_data_type
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT, INPUT_SCALE, INPUT_ZP, NAMES, OP, OUTPUT,
                      OUTPUT_SCALE, OUTPUT_ZP, Q8, as_4d)
 from .operator import QuantizedLinearConvolutionOperator
-from .pair import ConvolutionPairOperator
-from .variants import TABLE, plan
+from .routines import plan
+from .variants import TABLE
 
 # The loop iterations a kernel may run per tap of an output, for drivers that end loops early
 # (_check_loop_limit), 1 x 1 windows and larger ones. Measured on Mesa 22.3.6's lavapipe, the most
@@ -299,14 +299,6 @@ class QuantizedLinearConvolutionDesc:
         cannot fold them."""
         self._check_for(device)
         return QuantizedLinearConvolutionOperator.dequantizing(device, self, tail, device.choice())
-
-    def compile_pair(self, device: Device, second: "QuantizedLinearConvolutionDesc"):
-        """The ONNX runner's QLinearConv -> QLinearConv (this convolution's output read by the second
-        alone) as one compiled operator whose kernel never stores that output (ConvolutionPairOperator,
-        conv.coopmat.halo.pair), under the device's variant choice; None where its plan cannot."""
-        self._check_for(device)
-        second._check_for(device)
-        return ConvolutionPairOperator.of(device, self, second, device.choice())
 
     def _check_for(self, device: Device) -> None:
         """What compiling on this device checks first: the description at its feature level, the

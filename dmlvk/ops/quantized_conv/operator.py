@@ -15,7 +15,8 @@ from ...tensor import TensorDesc
 from ..base import CompiledOperator
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,
                      OUTPUT_ZP, FILTER_CONSTANTS, WP_SCRATCH)
-from .variants import TABLE, float_output, plan
+from .routines import float_output, plan
+from .variants import TABLE
 
 
 def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.ndarray:

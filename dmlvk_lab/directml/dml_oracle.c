@@ -1,5 +1,5 @@
 /* dml_oracle: runs a batch of operator descriptions through the real DirectML.dll and writes what it
- * answered. Built with mingw-w64, run under Wine (its d3d12 is vkd3d) by tools/directml/oracle.py.
+ * answered. Built with mingw-w64, run under Wine (its d3d12 is vkd3d) by dmlvk_lab/directml/oracle.py.
  *
  *   dml_oracle.exe CASES RESULTS
  *

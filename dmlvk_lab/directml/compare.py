@@ -17,7 +17,7 @@ from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
 from dmlvk_lab import fuzz
 from dmlvk.tensor import has_overlap
 
-import oracle
+from . import oracle
 
 LEVEL = FeatureLevel.FL_6_4          # DirectML validates at its device's level: 6_4
 U8, I8, F32, I32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32, DataType.INT32
