@@ -65,13 +65,9 @@ def test_a_later_run_replaces_the_cases_it_measured_again():
 
 
 def test_pipeline_statistics(device):
-    # tools/pipeline_stats.py: the driver's statistics of a kernel built as dmlvk builds it, or a
+    # dmlvk_lab/pipeline_stats.py: the driver's statistics of a kernel built as dmlvk builds it, or a
     # clear error where the driver offers none (lavapipe).
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-    try:
-        import pipeline_stats
-    finally:
-        sys.path.pop(0)
+    from dmlvk_lab import pipeline_stats
     from dmlvk import TensorDesc, DataType, DepthSpaceOrder
     from dmlvk.ops.depth_space import DepthToSpace1Desc
     op = device.create_operator(DepthToSpace1Desc(TensorDesc(DataType.FLOAT32, (1, 8, 4, 4)),
@@ -112,15 +108,11 @@ def test_runs_timed_differently_are_not_merged():
 
 
 def test_shader_ablation_copies_and_table(tmp_path):
-    # tools/shader_ablation.py: a copy of the shaders with each edit made once, a clear error for
+    # dmlvk_lab/shader_ablation.py: a copy of the shaders with each edit made once, a clear error for
     # an edit whose text is not there exactly once, every committed recipe applying to today's
-    # shaders (tools/ablations/), a variant's edits and tuning, and the table of a finished run and
+    # shaders (dmlvk_lab/ablations/), a variant's edits and tuning, and the table of a finished run and
     # a failed one.
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import shader_ablation
-    finally:
-        sys.path.pop(0)
+    from dmlvk_lab import shader_ablation
     folder, edited = shader_ablation.make_copy("v", [("copy.comp", "void main() {", "void main() { // cut")], tmp_path)
     assert edited == ["copy.comp"] and "void main() { // cut" in (folder / "copy.comp").read_text()
     assert (folder / "qconv_common.glsl").read_text() == (ROOT / "dmlvk/shaders/qconv_common.glsl").read_text()
@@ -129,7 +121,7 @@ def test_shader_ablation_copies_and_table(tmp_path):
     with pytest.raises(ValueError, match="no shader"):
         shader_ablation.make_copy("w", [("none.comp", "a", "b")], tmp_path)
     import runpy
-    for recipe in (ROOT / "tools/ablations").glob("*.py"):
+    for recipe in (ROOT / "dmlvk_lab/ablations").glob("*.py"):
         for name, v in runpy.run_path(str(recipe), init_globals={"NEVER": shader_ablation.NEVER})["VARIANTS"].items():
             shader_ablation.make_copy("r", shader_ablation.parts(v)[0], tmp_path)
     assert shader_ablation.parts({"tuning": {"DOT_OUTPUTS": 4}}) == ([], {"DOT_OUTPUTS": 4})
@@ -233,11 +225,7 @@ def test_sm_probe_compiles():
 
 
 def _sass_tool():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import sass
-    finally:
-        sys.path.pop(0)
+    from dmlvk_lab import sass
     return sass
 
 
@@ -248,7 +236,7 @@ _IMMA = bytes.fromhex("3772002804000000ff5c400000e62f04")
 
 
 def _nvidia_cache_data(code: bytes) -> bytes:
-    # cache data laid out as tools/sass.py reads it: 100 bytes of header, then a zstd frame of
+    # cache data laid out as dmlvk_lab/sass.py reads it: 100 bytes of header, then a zstd frame of
     # "NVDANVVMNVuc" data whose code section (size and offset at 0x4c and 0x50) starts 8 bytes in
     assert shutil.which("zstd"), "ci/setup.sh installs zstd"
     offset = 0x60
@@ -260,7 +248,7 @@ def _nvidia_cache_data(code: bytes) -> bytes:
 
 
 def test_sass_takes_the_code_out_of_nvidia_cache_data(tmp_path):
-    # tools/sass.py: the instructions found in the layout it documents, whole 16-byte ones only; data
+    # dmlvk_lab/sass.py: the instructions found in the layout it documents, whole 16-byte ones only; data
     # in any other layout refused with an error, not guessed at.
     sass = _sass_tool()
     assert sass.code_of(_nvidia_cache_data(_IDP + _IMMA)) == _IDP + _IMMA
@@ -276,7 +264,7 @@ def test_sass_takes_the_code_out_of_nvidia_cache_data(tmp_path):
 
 def test_sass_disassembles_with_nvdisasm(tmp_path):
     # The code disassembled by CUDA's nvdisasm (the nvidia-cuda-nvdisasm wheel, ci/setup.sh): an
-    # oracle for the layout tools/sass.py reads, on any machine.
+    # oracle for the layout dmlvk_lab/sass.py reads, on any machine.
     sass = _sass_tool()
     nvdisasm = sass.find_nvdisasm()
     assert nvdisasm, "ci/setup.sh installs the nvidia-cuda-nvdisasm wheel"

@@ -136,7 +136,7 @@ def test_metadata_a_package_index_accepts(wheels, dist):
     for needed in ("CMakeLists.txt", "pyproject.toml", "LICENSE", "licenses/Kompute-LICENSE", "README.md",
                    "native/kompute_capi.cpp",
                    "native/exports.map", "third_party/kompute/kp-0.9.0.tar.gz", "ci/zig-toolchain.cmake",
-                   "dmlvk/shaders/copy.comp", "tools/build_spirv.py"):
+                   "dmlvk/shaders/copy.comp", "native/build_spirv.py"):
         assert top + needed in names, needed
     assert not [n for n in names if "/build/" in n or "/.venv/" in n or n.endswith(".so")]
     for arch in ARCHS:

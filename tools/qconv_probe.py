@@ -2,7 +2,7 @@
 chosen path's kernels one by one (GPU timestamps after a warming copy, best median of a few
 rounds) and the whole operator, back to back and with the barriers of a real sequence, in TOPS,
 with the output checked against dmlvk.reference. The filter is bound at execution, so its packing
-is among the kernels. Where the driver reports pipeline statistics (tools/pipeline_stats.py), each
+is among the kernels. Where the driver reports pipeline statistics (dmlvk_lab/pipeline_stats.py), each
 kernel's are printed after its time (on NVIDIA: registers per invocation, shared memory).
 
     python tools/qconv_probe.py [--layers REGEX] [--batches 32,1] [--rounds 5]
@@ -21,7 +21,7 @@ from dmlvk_lab.bench import Timer, conv_arguments, conv_ops  # noqa: E402
 from dmlvk_lab.cases import conv_layers  # noqa: E402
 from dmlvk.ops.quantized_conv import prepare_call  # noqa: E402
 from dmlvk.runtime.commands import time as time_dispatches  # noqa: E402
-from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
+from dmlvk_lab.pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
 
 
 def main():

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from shader_ablation import make_copy  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from dmlvk_lab.shader_ablation import make_copy  # noqa: E402
 
 PROBES = ROOT / "tools" / "probes"
 SHARED_KIB = (1, 16, 24, 32, 40, 46)

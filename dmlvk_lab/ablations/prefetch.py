@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with the next
+"""dmlvk_lab/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with the next
 tile's window loaded into registers (HALO_PREFETCH, several tiles a workgroup) by every subgroup while
 the filter's fragments are in registers too (AREG, where the kernel leaves the next window out), its
 loads issued before this tile's taps (where the kernel without AREG issues them), after them, or
@@ -25,7 +25,7 @@ _BLOCK = """        // the next tile's window into registers, its loads in fligh
 """
 _TAPS_END = """    }
 #endif
-#if defined(NARROW) || defined(WINDOW_TAPS)"""
+#ifndef HALO"""
 _EPILOGUE_BARRIER = "    barrier();                                        // every subgroup's last multiplies are done (STAGE)"
 EVERY = [(F, _CONDITION, _EVERY)]
 FIRST_ONLY = [(F, _EPILOGUE_BARRIER, "    if (k == 0) barrier();")]

@@ -5,14 +5,10 @@ register count per invocation, which with the shared memory decides how many wor
 runs at once; other drivers report their own sets. With representations, also the internal
 representations the driver gives (vkGetPipelineExecutableInternalRepresentationsKHR: whatever
 intermediate or machine code it chooses to show, text or bytes). Devices without the extension
-(lavapipe lists none) raise RuntimeError. Used by tools/qconv_probe.py and tools/model_probe.py."""
+(lavapipe lists none) raise RuntimeError. Used by tools/qconv_probe.py and dmlvk_lab/model_probe.py."""
 import ctypes
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from dmlvk.runtime import vkinfo  # noqa: E402
+from dmlvk.runtime import vkinfo
 
 _U32, _U64, _PTR, _SIZE = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t
 EXTENSION = "VK_KHR_pipeline_executable_properties"
@@ -151,7 +147,7 @@ class StatisticsDevice:
         storage buffers and `push_bytes` of push constants; with representations each also has
         'representations': [(name, description, str or bytes)]. With cache (a list) the pipeline is
         made in a pipeline cache of its own, whose data (vkGetPipelineCacheData: on NVIDIA's driver
-        the compiled machine code among the rest; tools/sass.py) is appended to the list."""
+        the compiled machine code among the rest; dmlvk_lab/sass.py) is appended to the list."""
         vk, dev = self.vk, self.device
         code = ctypes.create_string_buffer(spirv, len(spirv))
         module = _U64()

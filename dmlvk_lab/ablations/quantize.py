@@ -1,7 +1,7 @@
-"""tools/shader_ablation.py recipe: QuantizeLinear (quantize_linear.comp) as committed (its four loads
+"""dmlvk_lab/shader_ablation.py recipe: QuantizeLinear (quantize_linear.comp) as committed (its four loads
 issued together, the loop unrolled; per tensor, x times the scale's reciprocal in double) against
 as it was before: a rolled loop that NVIDIA's driver kept rolled, each element's load, then a double
-division with its slow path, one after the other (tools/sass.py). The outputs are the same."""
+division with its slow path, one after the other (dmlvk_lab/sass.py). The outputs are the same."""
 F = "quantize_linear.comp"
 NOW = """    uint out_word = 0;
     double rcp = PER_AXIS != 0 ? 0.0 : 1.0 / double(uintBitsToFloat(params[0]));

@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: the requantizing epilogues' integer-to-float conversions (one an
+"""dmlvk_lab/shader_ablation.py recipe: the requantizing epilogues' integer-to-float conversions (one an
 output, float(a) in requantized_bits, qconv_common.glsl) replaced by the bits trick the stores
 already use the other way: for |a| < 2^22, intBitsToFloat(a + 0x4B400000) is MAGIC + a exactly, so
 less MAGIC it is float(a) with two additions instead of one conversion. The dequantizing epilogue

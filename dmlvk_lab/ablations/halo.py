@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: the parts of the halo kernel (conv.coopmat.halo: the ESPCN
+"""dmlvk_lab/shader_ablation.py recipe: the parts of the halo kernel (conv.coopmat.halo: the ESPCN
 3x3 64->32 layer) cut out one at a time. Each cut but "as is" changes the output."""
 F = "qlinear_conv_coopmat.comp"
 TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"

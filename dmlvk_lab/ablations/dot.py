@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: the parts of conv.dot's rows-input kernel (qlinear_conv_dot.comp;
+"""dmlvk_lab/shader_ablation.py recipe: the parts of conv.dot's rows-input kernel (qlinear_conv_dot.comp;
 the ESPCN 5x5 1->64 layer, whose channels-last output the halo kernel reads) cut out one at a time.
 Each cut but "as is" changes the output."""
 F = "qlinear_conv_dot.comp"

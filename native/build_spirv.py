@@ -2,7 +2,7 @@
 for, compiled by the given glslangValidator and checked by spirv-val, into OUT with manifest.json
 (SHA-256 of each blob). A development tree without them compiles at run time instead.
 
-    python tools/build_spirv.py OUT --glslang PATH --spirv-val PATH"""
+    python native/build_spirv.py OUT --glslang PATH --spirv-val PATH"""
 import argparse
 import importlib.util
 from pathlib import Path

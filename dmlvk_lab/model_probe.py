@@ -1,7 +1,7 @@
 """Per-dispatch GPU times of the quantized super-resolution model's device work (dmlvk.onnx), one
 frame, against the device's floors (dmlvk_lab/bench_layers.py): which layer costs what.
 
-    python tools/model_probe.py [--height 540] [--width 960] [--scale 2] [--off VARIANT ...] [--tune NAME=N ...] [--stats]
+    python -m dmlvk_lab.model_probe [--height 540] [--width 960] [--scale 2] [--off VARIANT ...] [--tune NAME=N ...] [--stats]
                                 [--representations DIR]
 
 --off leaves variants out (as Device.variants(tuning={name: False}) does), to compare a choice with
@@ -10,25 +10,23 @@ It also prints how long the session took to make and to run its first frame (low
 SPIR-V from dmlvk's cache or compiled, the driver's pipelines): with DMLVK_CACHE_DIR set to an
 empty directory, what a user's first session for these shapes costs (the driver may keep a shader
 cache of its own). --stats prints each dispatch's pipeline statistics where the driver reports them
-(tools/pipeline_stats.py; on NVIDIA the registers an invocation takes); --representations writes
+(dmlvk_lab/pipeline_stats.py; on NVIDIA the registers an invocation takes); --representations writes
 each dispatch's internal representations, where the driver gives any, into DIR (one file each,
 named after the dispatch's place in the frame, its variant and the representation's name), and
-its pipeline's cache data (tools/sass.py disassembles NVIDIA's).
+its pipeline's cache data (dmlvk_lab/sass.py disassembles NVIDIA's).
 """
 import argparse
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from dmlvk import Device
+from dmlvk.onnx import InferenceSession
 
-from dmlvk import Device  # noqa: E402
-from dmlvk_lab import bench_layers, onnx_models  # noqa: E402
-from dmlvk_lab.bench import Timer  # noqa: E402
-from dmlvk.onnx import InferenceSession  # noqa: E402
-from pipeline_stats import StatisticsDevice, kernel_statistics  # noqa: E402
+from . import bench_layers, onnx_models
+from .bench import Timer
+from .pipeline_stats import StatisticsDevice, kernel_statistics
 
 
 def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = None, stats: bool = False,
@@ -76,7 +74,7 @@ def probe(height: int = 540, width: int = 960, scale: int = 2, tuning: dict = No
 def write_representations(directory: str, rows: list, executables: list, caches: list) -> list:
     """The paths written: for dispatch i of the frame, each representation of each of its
     executables as DIR/i-variant-name.txt (text) or .bin, and its pipeline's cache data as
-    DIR/i-variant.cache (tools/sass.py disassembles NVIDIA's)."""
+    DIR/i-variant.cache (dmlvk_lab/sass.py disassembles NVIDIA's)."""
     os.makedirs(directory, exist_ok=True)
     paths = []
     for i, (row, exs, blob) in enumerate(zip(rows, executables, caches)):

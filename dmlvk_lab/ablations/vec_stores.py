@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: conv.dot's channels-last output (the ESPCN 5x5 1->64 layer, which
+"""dmlvk_lab/shader_ablation.py recipe: conv.dot's channels-last output (the ESPCN 5x5 1->64 layer, which
 the halo kernel reads) in blocks of 8 channels an invocation (DOT_VEC_CHANNELS 8; 16 is the default)
 stored 8 channels of a pixel a store (CL_VEC, DOT_VEC_STORES) against four channels a word, and
 either without its stores (a bound: the output changes)."""

@@ -1,7 +1,7 @@
-"""tools/shader_ablation.py recipe: conv.dot's and conv.dot.float's packed dot products (qconv_dot.glsl)
+"""dmlvk_lab/shader_ablation.py recipe: conv.dot's and conv.dot.float's packed dot products (qconv_dot.glsl)
 added to their sums by the dot product instruction itself. NVIDIA's compiler (driver 580.159.04, the
 H200) turns each `acc += dot_w(x, w)` into IDP.4A with a zero accumulator and a separate IADD3 or
-IMAD.IADD (tools/sass.py): an extra instruction a dot product. SPIR-V's only dot products with an
+IMAD.IADD (dmlvk_lab/sass.py): an extra instruction a dot product. SPIR-V's only dot products with an
 accumulator saturate (OpSDotAccSat, OpSUDotAccSat), which equals the wrapping sum wherever no partial
 sum leaves int32; these variants measure whether the driver then uses IDP.4A's own accumulator.
 "as is" against "accumulating"; "dot first" writes the sum the other way round (dot + acc)."""

@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with its filter's
+"""dmlvk_lab/shader_ablation.py recipe: conv.coopmat.halo (the ESPCN's 3x3 64->32 layer) with its filter's
 fragments in registers (HALO_AREG: each subgroup two rows of the tile for 16 channels, 18 A fragments
 held from the first tile on; shared memory the window's alone, 28 KiB a workgroup instead of 46, so
 that an SM can hold two of its workgroups where an invocation needs 128 registers or fewer; no next

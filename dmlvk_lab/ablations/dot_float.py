@@ -1,4 +1,4 @@
-"""tools/shader_ablation.py recipe: the parts of conv.dot.float on a channels-last input
+"""dmlvk_lab/shader_ablation.py recipe: the parts of conv.dot.float on a channels-last input
 (qlinear_conv_dot.comp with CL_IN and D2S: the ESPCN's 3x3 32->4 last layer with its DepthToSpace and
 DequantizeLinear) cut out one at a time, without WALK (DOT_WALK 0: each invocation OPT outputs of a
 row, its window loaded for them; the path these edits cut). Each cut but "as is" changes the output."""

@@ -1,10 +1,10 @@
-"""Shader ablations on the quantized super-resolution model (tools/model_probe.py's): copies of
+"""Shader ablations on the quantized super-resolution model (dmlvk_lab/model_probe.py's): copies of
 dmlvk/shaders with text edits, each copy measured in a process of its own (DMLVK_SHADER_DIR, an
 empty kernel cache): every dispatch's time in the frame (dmlvk_lab/bench_layers.py), its pipeline
 statistics where the driver reports them, and whether the model's output still equals onnxruntime's. One table at the end: what each part
 of a kernel costs (cut it out) or what a change gains, in one GPU session, the tree untouched.
 
-    python tools/shader_ablation.py RECIPE.py [--only NAME ...] [--height 540] [--width 960] [--out DIR] [--prepare]
+    python -m dmlvk_lab.shader_ablation RECIPE.py [--only NAME ...] [--height 540] [--width 960] [--out DIR] [--prepare]
                                     [--machine-code]
 
 RECIPE.py defines VARIANTS = {name: [(shader file, old text, new text), ...]}; an empty list is the
@@ -16,7 +16,7 @@ output zero point word equal to 0x12345678): `if (NEVER) y[...] = v;` keeps work
 an edit no longer stores, `if (alive && !(NEVER))` would not. An edit that cuts work out changes the
 output, so such a variant's check fails by design. --prepare writes and compiles the copies only
 (to check a recipe on a machine without the GPU first). --machine-code keeps each variant's pipelines'
-cache data in DIR/NAME.code (NAME's other characters than letters and digits as _) (tools/model_probe.py --representations; tools/sass.py disassembles
+cache data in DIR/NAME.code (NAME's other characters than letters and digits as _) (dmlvk_lab/model_probe.py --representations; dmlvk_lab/sass.py disassembles
 NVIDIA's on any machine).
 """
 import argparse
@@ -67,8 +67,8 @@ def make_copy(name: str, edits: list, out: Path) -> tuple:
 
 def _child(args: list, folder: Path, cache: Path, timeout: int) -> dict:
     env = dict(os.environ, DMLVK_SHADER_DIR=str(folder), DMLVK_CACHE_DIR=str(cache))
-    proc = subprocess.run([sys.executable, __file__, "--child"] + args, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run([sys.executable, "-m", "dmlvk_lab.shader_ablation", "--child"] + args, env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     line = next((x for x in reversed(proc.stdout.splitlines()) if x.startswith(_MARK)), None)
     if line is None:
         return {"error": (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit {proc.returncode}"]}
@@ -78,8 +78,6 @@ def _child(args: list, folder: Path, cache: Path, timeout: int) -> dict:
 def _run_child(argv: list) -> None:
     """In the copy's process: compile the edited shaders' builds (compile NAME ...), or probe the
     model (probe HEIGHT WIDTH TUNING-JSON [CODE-DIR])."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     if argv[0] == "compile":
         from dmlvk.runtime import compiler
         names = {Path(f).stem for f in argv[1:]}
@@ -94,7 +92,7 @@ def _run_child(argv: list) -> None:
                 return
         print(_MARK + json.dumps({"compiled": len(builds)}))
         return
-    import model_probe
+    from . import model_probe
     r = model_probe.probe(int(argv[1]), int(argv[2]), tuning=json.loads(argv[3]), stats=True, check=True,
                           representations=argv[4] if len(argv) > 4 else None)
     print(_MARK + json.dumps({"device": r["device"], "equal": r["equal_to_onnxruntime"],

@@ -1,5 +1,5 @@
 """NVIDIA machine code (SASS) of dmlvk's kernels, from pipeline cache data that NVIDIA's Vulkan driver
-returned (vkGetPipelineCacheData; tools/model_probe.py --representations, tools/shader_ablation.py
+returned (vkGetPipelineCacheData; dmlvk_lab/model_probe.py --representations, dmlvk_lab/shader_ablation.py
 --machine-code), disassembled by nvdisasm (CUDA's, from the nvidia-cuda-nvdisasm wheel; it needs no
 GPU). The driver gives no internal representations (VK_KHR_pipeline_executable_properties lists
 none), but its cache data holds the code: a header of 0x20 bytes and 60 more, then zstd-compressed
@@ -7,7 +7,7 @@ data that begins "NVDANVVMNVuc", whose code section's size and offset are the 32
 and 0x50, the instructions 8 bytes past that offset. This layout was read off driver 580.159.04's data;
 anything else is refused with an error, not guessed at.
 
-    python tools/sass.py FILE.cache|DIR ... [--nvdisasm PATH] [--arch SM90] [--out DIR] [--mix]
+    python -m dmlvk_lab.sass FILE.cache|DIR ... [--nvdisasm PATH] [--arch SM90] [--out DIR] [--mix]
 
 Each .cache file's disassembly goes to FILE.sass (or under --out); --mix prints each one's
 instruction counts by opcode (the static mix: instructions in the binary, not executed ones).
