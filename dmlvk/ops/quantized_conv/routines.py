@@ -75,11 +75,12 @@ def _portable(d, sel: Selection, names=("conv.direct", "conv.gemm"), extra=None)
 
 
 def _plan(d, sel: Selection) -> tuple:
-    """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs: the
-    depthwise tile kernel, or the cooperative-matrix path, where they fit (see DEPTHWISE_*,
-    COOPMAT_*), else the CPU kernel on CPU devices, else the portable kernel. Narrow groups (fewer
-    than COOPMAT_MIN_INPUT_CHANNELS input channels a group, one included) take the depthwise rows
-    kernel except where the CPU kernel applies."""
+    """(kernels, scratch Buffer sizes in bytes) a device with these capabilities runs, the first that
+    runs the description and wins of: the packed dot-product kernel (conv.dot, DOT_*), the depthwise
+    kernels (DEPTHWISE_*; narrow groups, fewer than COOPMAT_MIN_INPUT_CHANNELS input channels a group,
+    take the rows kernel) except where the CPU kernel applies, the halo kernel (HALO_*), the
+    cooperative-matrix path (COOPMAT_*, SPLITK_*); else the CPU kernel on CPU devices, else the
+    portable kernel."""
     if d.off_formula():
         return [_portable(d, sel)], ()
     dot = _dot_kernel(d, sel) if sel.may("conv.dot", "conv.dot.nhwc") else None
