@@ -41,6 +41,16 @@ def pytest_configure(config):
     Device.algorithms = algorithms
 
 
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):             # a pytest-xdist worker: to the controller
+        session.config.workeroutput["exercised"] = sorted(_EXERCISED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):                      # pytest-xdist's controller: a worker's variants
+    _EXERCISED.update(getattr(node, "workeroutput", {}).get("exercised", ()))
+
+
 def pytest_terminal_summary(terminalreporter):
     if not _EXERCISED:
         return

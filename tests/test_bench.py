@@ -12,6 +12,8 @@ import pytest
 
 from dmlvk_lab.bench import merge_results, nominal_mib
 
+pytestmark = pytest.mark.host      # the benchmark harness and probes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -15,7 +15,8 @@ from dmlvk_lab.conformance import DIVERGES, RULES
 
 from dmlvk_lab.directml import compare, oracle
 
-pytestmark = pytest.mark.directml
+# one test process runs them and the report's (tests/test_report.py): Xvfb displays and Wine's prefix
+pytestmark = [pytest.mark.directml, pytest.mark.xdist_group("directml")]
 VALIDATION_CASES = int(os.environ.get("DMLVK_DIRECTML_VALIDATION_CASES", 2000))
 EXECUTION_CASES = 300
 

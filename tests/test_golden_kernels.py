@@ -7,6 +7,8 @@ import pytest
 
 from golden_kernels import CAPABILITIES, GOLDEN, description, kernels
 
+pytestmark = pytest.mark.host      # kernel choice from recorded capabilities, no device
+
 ROWS = json.loads(gzip.decompress(GOLDEN.read_bytes()))
 
 

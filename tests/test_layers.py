@@ -10,6 +10,8 @@ from dmlvk.ops import depth_space, quantized_conv
 from dmlvk.ops.variants import PushBlock, check_against_shaders, check_push_blocks
 from dmlvk.runtime import compiler
 
+pytestmark = pytest.mark.host      # the library's shape: imports, tables against shaders, generated documents
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [depth_space.TABLE, quantized_conv.TABLE]
 

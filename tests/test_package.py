@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.host      # the release files
+
 ROOT = Path(__file__).resolve().parents[1]
 ARCHS = ("x86_64", "aarch64")
 # What the native library may ask of the system: glibc's libraries (2.28 still splits libpthread

@@ -593,8 +593,9 @@ def split_k(request, fast_device):
 @pytest.mark.parametrize("types", ALL_TYPES, ids=lambda t: "x".join(np.dtype(d).name for d in t))
 @pytest.mark.parametrize("zp_kind", ["none", "equal", "distinct", "shift"])
 def test_fast_path_is_exact(fast_device, portable_device, rng, types, zp_kind, split_k):
+    # two random layers for each of the 64 combinations (each layer's kernels compiled anew: the cost)
     x_dt, w_dt, y_dt = types
-    for _ in range(4):
+    for _ in range(2):
         args, kwargs = fast_case(rng, x_dt, w_dt, y_dt, zp_kind)
         assert call_uses_fast_path(fast_device, args, **kwargs, output_dtype=y_dt)
         got = dmlvk.quantized_linear_convolution(*args, **kwargs, output_dtype=y_dt, device=fast_device)

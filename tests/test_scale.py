@@ -11,6 +11,8 @@ import dmlvk  # noqa: E402
 import dmlvk.scale  # noqa: E402
 from dmlvk_lab import onnx_models as models  # noqa: E402
 
+pytestmark = pytest.mark.host      # Ray's scheduling
+
 
 @pytest.fixture(scope="module")
 def ray_cluster():

@@ -5,6 +5,8 @@ import pytest
 from dmlvk import DataType, TensorDesc, calc_buffer_tensor_size, packed_strides
 from dmlvk.tensor import has_overlap, nested_order
 
+pytestmark = pytest.mark.host      # DirectML's tensor rules
+
 
 @pytest.mark.parametrize("data_type,sizes,strides,expected", [
     (DataType.FLOAT32, (1, 2, 4, 6), None, 192),

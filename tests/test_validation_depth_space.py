@@ -7,6 +7,8 @@ from dmlvk import reference
 from dmlvk import (DataType, DepthSpaceOrder, DepthToSpace1Desc, DepthToSpaceDesc, FeatureLevel,
                    SpaceToDepth1Desc, SpaceToDepthDesc, TensorDesc, TensorFlags, ValidationError)
 
+pytestmark = pytest.mark.host      # validation rules
+
 F32 = DataType.FLOAT32
 DCR = DepthSpaceOrder.DEPTH_COLUMN_ROW
 IN = TensorDesc(F32, (1, 8, 2, 3))

@@ -6,6 +6,8 @@ import pytest
 import dmlvk
 from dmlvk import DataType, FeatureLevel, QuantizedLinearConvolutionDesc, TensorDesc, ValidationError
 
+pytestmark = pytest.mark.host      # validation rules
+
 U8, I8, F32, I32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32, DataType.INT32
 S = lambda dt, rank=4: TensorDesc(dt, (1,) * rank)
 GOOD = QuantizedLinearConvolutionDesc(
