@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from dmlvk.ops import depth_space, quantized_conv
+from dmlvk.ops import depth_space, quantize, quantized_conv
 from dmlvk.ops.variants import PushBlock, check_against_shaders, check_push_blocks
 from dmlvk.runtime import compiler
 
 pytestmark = pytest.mark.host      # the library's shape: imports, tables against shaders, generated documents
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = [depth_space.TABLE, quantized_conv.TABLE]
+TABLES = [depth_space.TABLE, quantized_conv.TABLE, quantize.TABLE]
 
 
 def import_graph(package: str) -> dict:
@@ -114,9 +114,8 @@ def test_the_package_builds_every_variant_of_the_tables():
     built = set(compiler.VARIANTS)
     wanted = {(v.shader, defines) for t in TABLES for v in t for defines in v.builds}
     assert wanted <= built, wanted - built
-    # beyond the tables: the benchmarks' yardsticks (the copy kernel, the int8 peak probe) and ONNX's Q/DQ
-    assert {s for s, _ in built - wanted} == {"copy", "coopmat_peak", "coopmat_lanes_probe", "quantize_linear",
-                                                "dequantize_linear"}
+    # beyond the tables: the benchmarks' yardsticks (the copy kernel, the int8 peak probe, the lanes probe)
+    assert {s for s, _ in built - wanted} == {"copy", "coopmat_peak", "coopmat_lanes_probe"}
 
 
 def test_a_forced_variant_is_checked():

@@ -18,9 +18,19 @@ from ..runtime.device import Device
 from ..runtime.kernel import Kernel
 from ..tensor import TensorDesc
 from .base import CompiledOperator
+from .variants import PushBlock, Table, Variant
 
 LOCAL = 128
 FLOAT64 = "shaderFloat64"
+# One kernel each way, four bytes an invocation; the push block both shaders declare.
+TABLE = Table("QuantizeLinear / DequantizeLinear (ONNX)", [
+    Variant("quantize", "quantize_linear", ("SIGNED", "PER_AXIS"),
+            "float32 to 8 bits, x / scale in double precision (the correctly rounded float32 quotient), "
+            "rounded half to even, plus the zero point, saturated; NaN to the type's lowest value",
+            requires=(FLOAT64,)),
+    Variant("dequantize", "dequantize_linear", ("SIGNED", "PER_AXIS"),
+            "8 bits to float32: float32(q - zero point) * scale"),
+], push={s: PushBlock([("count", 1), ("inner", 1), ("channels", 1)]) for s in ("quantize_linear", "dequantize_linear")})
 
 
 @dataclass(frozen=True)
@@ -71,10 +81,10 @@ class QuantizeLinearDesc:
         count = int(np.prod(self.shape, dtype=np.int64))
         if count >= 2**32 - 4:
             raise UnsupportedError(f"{self.name}: {count} elements; at most 2^32 - 5 run on the device")
-        signed = int(np.dtype(self.dtype) == np.int8)
-        return Kernel(shader="quantize_linear" if self.quantize else "dequantize_linear",
-                      spec=(signed, int(self.axis is not None)), push=(count, self.inner, self.channels),
-                      count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
+        return TABLE["quantize" if self.quantize else "dequantize"].kernel(
+            spec=dict(SIGNED=int(np.dtype(self.dtype) == np.int8), PER_AXIS=int(self.axis is not None)),
+            push=dict(count=count, inner=self.inner, channels=self.channels),
+            count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
 
     def compile(self, device: Device, choice=None) -> "QuantizeLinearOperator":
         if choice is not None and choice.strict and (choice.force is not None or choice.tuning):
