@@ -111,6 +111,8 @@ def test_variant_tables_name_their_shaders_constants(table):
 
 
 def test_the_package_builds_every_variant_of_the_tables():
+    from dmlvk_lab import spirv_builds
+    assert compiler.BUILDS.read_text() == spirv_builds.render(), "python -m dmlvk_lab.spirv_builds"
     built = set(compiler.VARIANTS)
     wanted = {(v.shader, defines) for t in TABLES for v in t for defines in v.builds}
     assert wanted <= built, wanted - built

@@ -30,49 +30,10 @@ from typing import Optional
 
 SHADER_DIR = Path(os.environ.get("DMLVK_SHADER_DIR") or Path(__file__).resolve().parents[1] / "shaders")
 PACKAGED_DIR = Path(__file__).resolve().parents[1] / "spirv"     # present in a built package
-# Every (shader, defines) a kernel can ask for: the build compiles each into a named blob.
-VARIANTS = (
-    ("depth_space", ()),
-    ("depth_space", (("SMALL_STORE_BITS", 8),)),
-    ("depth_space", (("SMALL_STORE_BITS", 16),)),
-    ("depth_space_rows", ()),
-    ("depth_space_rows", (("PAIRED", 1),)),
-    ("depth_space_nhwc", ()),
-    ("depth_space_lanes", ()),
-    ("qlinear_conv", ()),
-    ("qlinear_conv_gemm", ()),
-    ("qlinear_conv_depthwise", ()),
-    ("qlinear_conv_depthwise_rows", ()),
-    ("qlinear_conv_depthwise_rows", (("DOT", 1),)),
-    ("qlinear_conv_dot", ()),
-    ("qconv_pack_filter_cpu", ()),
-    ("qlinear_conv_cpu", ()),
-    ("qconv_pack_input", ()),
-    ("qconv_pack_filter", ()),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2),)),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 4),)),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1),)),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 4), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 2), ("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1), ("NHWC_INPUT", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("HALO", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1), ("HALO", 1))),
-    ("qlinear_conv_coopmat", (("WM_FIXED", 1), ("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1), ("HALO", 1))),
-    ("qlinear_conv_splitk", ()),
-    ("quantize_linear", ()),
-    ("dequantize_linear", ()),
-    ("copy", ()),
-    ("coopmat_peak", ()),
-    ("coopmat_lanes_probe", ()),
-)
+# Every (shader, defines) a kernel can ask for: the build compiles each into a named blob. Generated
+# from the variant tables (python -m dmlvk_lab.spirv_builds; tests/test_layers.py checks it).
+BUILDS = Path(__file__).resolve().parents[1] / "shaders" / "builds.json"
+VARIANTS = tuple((shader, tuple(tuple(d) for d in defines)) for shader, defines in json.loads(BUILDS.read_text()))
 TARGET_ENV = "vulkan1.1"
 COMPILE_TIMEOUT_S = 120
 _SPIRV_MAGIC = b"\x03\x02\x23\x07"        # 0x07230203, little endian
