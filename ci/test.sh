@@ -12,7 +12,7 @@
 # First the release files (ci/wheels.sh: the sdist, the x86_64 and aarch64 wheels) into dist/, once:
 # tests/test_package.py installs and runs them (the aarch64 one under qemu, in the lavapipe leg).
 # Each leg runs in one test process per CPU core (pytest-xdist; DMLVK_TEST_WORKERS to choose, 0 for
-# one process), the DirectML oracle's tests in one of them (their xdist_group).
+# one process; the DirectML oracle runs one Wine batch at a time across them).
 # With a driver chosen in VK_DRIVER_FILES only that one runs (once). Arguments go to every pytest run.
 # DMLVK_TEST_DEVICES narrows the legs: a comma-separated list of lavapipe, swiftshader, lavapipe128
 # (and lavapipe512, which runs where the CPU has AVX-512).
@@ -32,7 +32,7 @@ if [ -z "${DMLVK_WHEEL_DIR:-}" ]; then
 fi
 workers=${DMLVK_TEST_WORKERS:-$(nproc)}
 parallel=()
-if [ "$workers" -gt 1 ]; then parallel=(-n "$workers" --dist loadgroup); fi
+if [ "$workers" -gt 1 ]; then parallel=(-n "$workers"); fi
 if [ -n "${VK_DRIVER_FILES:-}" ]; then
   exec "$DMLVK_PY" -m pytest -q -rs -p no:cacheprovider "${parallel[@]}" "$@"
 fi

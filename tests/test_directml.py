@@ -15,8 +15,7 @@ from dmlvk_lab.conformance import DIVERGES, RULES
 
 from dmlvk_lab.directml import compare, oracle
 
-# one test process runs them and the report's (tests/test_report.py): Xvfb displays and Wine's prefix
-pytestmark = [pytest.mark.directml, pytest.mark.xdist_group("directml")]
+pytestmark = pytest.mark.directml
 VALIDATION_CASES = int(os.environ.get("DMLVK_DIRECTML_VALIDATION_CASES", 2000))
 EXECUTION_CASES = 300
 

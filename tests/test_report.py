@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# the report's machinery; it asks the DirectML oracle too, in the test process of tests/test_directml.py
-pytestmark = [pytest.mark.host, pytest.mark.xdist_group("directml")]
+pytestmark = pytest.mark.host      # the report's machinery
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

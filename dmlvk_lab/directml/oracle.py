@@ -13,6 +13,7 @@ DirectML.find(driver=SYSTEM_LAVAPIPE) runs it on the system's lavapipe instead (
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -190,7 +191,14 @@ class DirectML:
 
     def _batch(self, blobs: List[bytes], stall: float) -> tuple:
         """One Wine process over these cases; it is killed when its results stop growing for
-        `stall` seconds (a hang), and what it wrote until then is returned."""
+        `stall` seconds (a hang), and what it wrote until then is returned. One batch at a time in the
+        prefix, across processes (a lock file in it): each batch ends by ending the prefix's
+        wineserver, which would end another process's batch with it."""
+        with open(self.home / "prefix.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return self._batch_alone(blobs, stall)
+
+    def _batch_alone(self, blobs: List[bytes], stall: float) -> tuple:
         with tempfile.TemporaryDirectory(prefix="dmlvk-oracle-") as tmp:
             cases, results, log = Path(tmp) / "cases.bin", Path(tmp) / "results.bin", Path(tmp) / "log.txt"
             cases.write_bytes(b"DMLC" + _u32(1, len(blobs)) + b"".join(blobs))
@@ -235,8 +243,11 @@ class DirectML:
             except ProcessLookupError:
                 pass
         proc.wait()
-        subprocess.run(["wineserver", "-k"], env=self._env(), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
+        # -k asks the server to end and returns; -w waits until it has: a next batch's Wine that found
+        # the old server still ending exited 1 without a word (seen under load, two test processes)
+        for flag in ("-k", "-w"):
+            subprocess.run(["wineserver", flag], env=self._env(), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False, timeout=60)
 
     def device_info(self, stall: float = 120.0) -> DeviceInfo:
         """DMLCreateDevice1's result and CheckFeatureSupport's answers (a batch of no cases)."""
