@@ -16,7 +16,8 @@ def test_the_record_reaches_every_shader():
     shaders = {k["shader"] for r in ROWS for chosen in r["chosen"].values() for k in chosen["kernels"]}
     assert shaders >= {"depth_space", "depth_space_rows", "depth_space_nhwc", "depth_space_lanes", "qlinear_conv",
                        "qlinear_conv_gemm", "qlinear_conv_depthwise", "qlinear_conv_depthwise_rows",
-                       "qlinear_conv_cpu", "qlinear_conv_coopmat", "qlinear_conv_splitk", "qlinear_conv_dot"}
+                       "qlinear_conv_cpu", "qlinear_conv_coopmat", "qlinear_conv_coopmat_halo", "qlinear_conv_splitk",
+                       "qlinear_conv_dot"}
 
 
 @pytest.mark.parametrize("caps", sorted(CAPABILITIES))

@@ -1,6 +1,6 @@
 // Cooperative matrices emulated with shared memory and plain arithmetic, for devices without
-// VK_KHR_cooperative_matrix (lavapipe in CI), so that qlinear_conv_coopmat.comp's own tiling,
-// packing, split-K and requantization run and are tested there. Included by that kernel (with
+// VK_KHR_cooperative_matrix (lavapipe in CI), so that the cooperative-matrix kernels' own tiling,
+// packing, split-K and requantization run and are tested there. Included by their qconv_coopmat_head.glsl (with
 // COOPMAT_EMULATED) after its shared arrays; only what it uses is emulated:
 // - subgroup-scope int8 A (16 x 32, row-major) times int8 B (32 x 16, column-major) plus int32 C
 //   (16 x 16), wrapping like the hardware's int32 accumulation;

@@ -3,7 +3,7 @@
 // instructions' accumulators in two 16 x 8 halves. Lane l holds rows l / 4 and l / 4 + 8 (c_half:
 // elements 0-3, 4-7), columns 2 (l % 4), 2 (l % 4) + 1 and those + 8 (its column slots 0-3, c_slot).
 // The cooperative-matrix extension leaves this to the implementation: a kernel that relies on it
-// (qlinear_conv_coopmat.comp's LANES) checks it first with LANES_HOLD, as coopmat_lanes_probe.comp
+// (qlinear_conv_coopmat_halo.comp's LANES) checks it first with LANES_HOLD, as coopmat_lanes_probe.comp
 // does for the model benchmark, and the emulation (coopmat_emulation.glsl) keeps its elements so.
 #ifndef COOPMAT_LANES_GLSL
 #define COOPMAT_LANES_GLSL

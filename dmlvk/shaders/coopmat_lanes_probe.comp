@@ -1,6 +1,6 @@
 #version 450
 // Whether the device's 16 x 16 int32 accumulator matrices keep their elements where
-// coopmat_lanes.glsl says (qlinear_conv_coopmat.comp's LANES relies on it where its subgroups find
+// coopmat_lanes.glsl says (qlinear_conv_coopmat_halo.comp's LANES relies on it where its subgroups find
 // it so): one subgroup loads the index matrix r * 16 + c (binding 0, row-major) as an accumulator and
 // stores, for each lane, whether each element is where the table says, then the elements themselves.
 

@@ -1,4 +1,4 @@
-// The operands of the cooperative-matrix convolution (qlinear_conv_coopmat.comp), repacked on the
+// The operands of the cooperative-matrix convolution (qlinear_conv_coopmat.comp, _halo.comp), repacked on the
 // device at every execution by qconv_pack_input.comp and qconv_pack_filter.comp. Their sizes come
 // from the push constants and specialization constants alone; QuantizedLinearConvolutionDesc's
 // _packed_geometry computes the same numbers on the host.

@@ -6,7 +6,7 @@ window in registers; the default), against the filter rows in shared memory (HAL
 264 workgroups, and with a subgroup barrier after each window row's or each tap column's multiplies,
 meant to keep the compiler from loading every B fragment of the unrolled taps first (on the H200 it
 did not lower the 255 registers an invocation). The outputs are the same."""
-F = "qlinear_conv_coopmat.comp"
+F = "qlinear_conv_coopmat_halo.comp"
 _ROW_END = """                    }
                 }
             }

@@ -1,6 +1,7 @@
 """dmlvk_lab/shader_ablation.py recipe: the parts of the halo kernel (conv.coopmat.halo: the ESPCN
 3x3 64->32 layer) cut out one at a time. Each cut but "as is" changes the output."""
-F = "qlinear_conv_coopmat.comp"
+F = "qlinear_conv_coopmat_halo.comp"
+E = "qconv_coopmat_epilogue.glsl"       # (shared with the packed kernel)
 TAPS = "        if (alive) UNROLL_REAL for (uint tap = 0; tap < KH * KW; ++tap) {"
 AREG_TAPS = "            if (alive) UNROLL_REAL for (uint c = 0; c < CQW; c += 2) {"      # (HALO_AREG, the default)
 WINDOW = "    return inside ? xp[at] ^ flip4 : uvec4(((params[0] & 0xFFu) * 0x01010101u) ^ flip4);"
@@ -30,7 +31,7 @@ VARIANTS = {
     "no taps": NO_TAPS,
     "no global loads": NO_LOADS,
     "no epilogue": [NO_EPILOGUE],
-    "no final stores": [(F, STORE, STORE.replace("mf < p.mg)", f"mf < p.mg && {NEVER})"))],
+    "no final stores": [(E, STORE, STORE.replace("mf < p.mg)", f"mf < p.mg && {NEVER})"))],
     "loads alone": NO_TAPS + [NO_EPILOGUE],
     "epilogue alone": NO_LOADS + NO_TAPS,
     "launch and shared fill": NO_LOADS + NO_TAPS + [NO_EPILOGUE],

@@ -7,7 +7,8 @@ shared memory); without AREG, its loads moved likewise; and the epilogue's
 first barrier kept at a workgroup's first tile only (unsafe in general: a subgroup whose lanes are not
 as coopmat_lanes.glsl says uses the window's memory as its stage; on the H200 they are). The outputs
 are the same."""
-F = "qlinear_conv_coopmat.comp"
+F = "qlinear_conv_coopmat_halo.comp"
+E = "qconv_coopmat_epilogue.glsl"       # (shared with the packed kernel: HALO-only insertions under #ifdef HALO)
 _CONDITION = "prefetched = HALO_PREFETCH != 0 && AREG == 0 && KSPLIT == 1"
 _EVERY = "prefetched = HALO_PREFETCH != 0 && KSPLIT == 1"
 _BLOCK = """        // the next tile's window into registers, its loads in flight while this tile's taps multiply
@@ -24,19 +25,19 @@ _BLOCK = """        // the next tile's window into registers, its loads in fligh
         }
 """
 _TAPS_END = """    }
-#endif
-#ifndef HALO"""
+
+    if (SPLIT > 1) {"""
 _EPILOGUE_BARRIER = "    barrier();                                        // every subgroup's last multiplies are done (STAGE)"
 EVERY = [(F, _CONDITION, _EVERY)]
-FIRST_ONLY = [(F, _EPILOGUE_BARRIER, "    if (k == 0) barrier();")]
+FIRST_ONLY = [(E, _EPILOGUE_BARRIER, "    if (k == 0) barrier();")]
 
 
 def _moved(condition, after_epilogue_barrier=False):
     """The next window's loads (under `condition`) moved after the taps, or after the epilogue's first
     barrier."""
-    block = "#if defined(HALO) && !defined(PAIR)\n" + _BLOCK.replace(_CONDITION, condition) + "#endif\n"
+    block = "#ifdef HALO\n" + _BLOCK.replace(_CONDITION, condition) + "#endif\n"
     if after_epilogue_barrier:
-        return [(F, _BLOCK, ""), (F, _EPILOGUE_BARRIER, _EPILOGUE_BARRIER + "\n" + block)]
+        return [(F, _BLOCK, ""), (E, _EPILOGUE_BARRIER, _EPILOGUE_BARRIER + "\n" + block)]
     return [(F, _BLOCK, ""), (F, _TAPS_END, block + _TAPS_END)]
 
 

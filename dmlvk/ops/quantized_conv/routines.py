@@ -352,7 +352,7 @@ def _halo_plan(d, sel: Selection) -> Optional[tuple]:
     spec.update(CQ=cg // 16, INT32_OUT=0, WSUM=1, TILES=1, LANES=int(bool(sel["HALO_LANES"])), KSPLIT=ksplit, AREG=0)
     main = TABLE["conv.coopmat.halo"].kernel(spec=spec, push=push, count=tiles * 256,
                                              slots=(INPUT, WP, PARAMS, OUTPUT), local_size=256,
-                                             defines=(("WM_FIXED", wm),) + _emulation(caps) + (("HALO", 1),))
+                                             defines=(("WM_FIXED", wm),) + _emulation(caps))
     # HALO_AREG: the filter's fragments in registers where a channels-last output (its epilogue takes
     # each subgroup's two rows) and at most HALO_AREG_FRAGMENTS of them a subgroup (KH x KW x Cg / 32):
     # loaded from the filter rows staged in shared memory (AREG 1) where HALO_AREG_STAGE and they fit

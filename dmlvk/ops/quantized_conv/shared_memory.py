@@ -6,14 +6,15 @@ from __future__ import annotations
 from ..variants import Need
 
 
-def coopmat_shared_bytes(constants: dict, defines) -> int:
-    """Shared memory of a qlinear_conv_coopmat.comp kernel: the window and filter rows (HALO: 8 + KH - 1
-    rows of 32 + KW - 1 positions, 32 filter rows (none with AREG 2 and real matrices: one vector),
+def coopmat_shared_bytes(constants: dict, defines, halo: bool = False) -> int:
+    """Shared memory of a cooperative-matrix kernel: the window and filter rows (the halo kernel,
+    qlinear_conv_coopmat_halo.comp: 8 + KH - 1 rows of 32 + KW - 1 positions, 32 filter rows (none with AREG 2 and real matrices: one vector),
     each with 16 bytes of padding, and their channels' three numbers) or the A and B tiles (32 x WM
-    channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row), and its epilogue's 8 KiB
-    stage, which with real matrices (with HALO always) is the B tile's memory."""
+    channels and 128 pixels, BK = 64 bytes of K and 16 of padding a row; qlinear_conv_coopmat.comp),
+    and its epilogue's 8 KiB stage, which with real matrices is the B tile's memory (the halo kernel's
+    always the window's)."""
     defines = tuple(defines)
-    if ("HALO", 1) in defines:
+    if halo:
         kh, kw, cq = constants["KH"], constants["KW"], constants["CQ"]
         cqw = cq // constants["KSPLIT"]                       # a slice's vectors (KSPLIT)
         window, rows, channels = (8 + kh - 1) * (32 + kw - 1), 32 * (kh * kw * cqw + 1), 32 * 3 * 4
@@ -40,7 +41,8 @@ COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes
                       "20,480 with 128, 8,192 more emulated; the halo kernel 16 x ((7 + KH) x (31 + KW) x (C + 1) + "
                       "32 x (KH x KW x C + 1)) + 384, C = Cg / 16 / KSPLIT, with AREG 2 and real matrices 16 in place "
                       "of the filter rows' 32 x (KH x KW x C + 1))",
-                      lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(c, k.defines)))
+                      lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(
+                          c, k.defines, halo=k.shader == "qlinear_conv_coopmat_halo")))
 DOT_SHARED = Need("its channels' filter words (BLOCKS x (MB x (its words a channel + 1) + 1)) within "
                   "maxComputeSharedMemorySize",
                   lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * (c["MB"] * (dot_channel_words(c) + 1) + 1)))

@@ -26,7 +26,7 @@ _FLOAT_TAIL = ("D2S", "D2S_CRD", "DQ_SCALE", "DQ_ZP_BITS")
 EMULATIONS = ((("COOPMAT_EMULATED", 1),), (("COOPMAT_EMULATED", 1), ("COOPMAT_EMU_ROLLED", 1)))
 _WIDE_BUILDS = ((("WM_FIXED", 2),), (("WM_FIXED", 4),)) + tuple((("WM_FIXED", 2),) + e for e in EMULATIONS)
 _COOPMAT_BUILDS = _WIDE_BUILDS + ((("WM_FIXED", 1),),) + tuple((("WM_FIXED", 1),) + e for e in EMULATIONS)
-_HALO_BUILDS = tuple((("WM_FIXED", 1),) + e + (("HALO", 1),) for e in ((),) + EMULATIONS)
+_HALO_BUILDS = tuple((("WM_FIXED", 1),) + e for e in ((),) + EMULATIONS)
 
 
 
@@ -64,7 +64,7 @@ _VARIANTS = [
             "input position, the padding byte outside the input; no packed input (split K as its plan needs)",
             requires=("cooperativeMatrix", "shaderInt8"), builds=tuple(b + (("NHWC_INPUT", 1),) for b in _COOPMAT_BUILDS),
             needs=(COOPMAT_SHARED,)),
-    Variant("conv.coopmat.halo", "qlinear_conv_coopmat",
+    Variant("conv.coopmat.halo", "qlinear_conv_coopmat_halo",
             _PACKED + ("CQ", "INT32_OUT", "WSUM", "TILES", "LANES", "KSPLIT", "AREG"),
             "stride and dilation 1, a channels-last input as conv.coopmat.nhwc reads it: a workgroup computes "
             "8 output rows by 32 columns for 32 channels, the tile's input window and filter rows loaded into "
