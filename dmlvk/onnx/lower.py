@@ -207,12 +207,6 @@ def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
     return nodes + [user], (block, crd, np.float32(scale.reshape(-1)[0]), 0 if zp is None else int(zp.reshape(-1)[0]))
 
 
-def _only_user(n: Node, ctx: Context) -> Optional[Node]:
-    """The one node that reads n's output, where that output is no graph output; else None."""
-    users = ctx.graph.users(n.outputs[0])
-    return users[0] if len(users) == 1 and n.outputs[0] not in ctx.graph.output_names else None
-
-
 def _constant_bindings(op, raw: list, ctx: Context, owned=FILTER_CONSTANTS) -> tuple:
     """Initializes op with its owned constants (raw[i] for the slots i in owned) and uploads the rest
     once: the Buffers it binds past its input (None where absent)."""

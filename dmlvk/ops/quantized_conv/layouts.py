@@ -9,10 +9,10 @@ from .routines import READS_CHANNELS_LAST, plan
 from .variants import TABLE
 
 
-def _kernels(desc, device: Device) -> list:
-    """The kernels the device's choice runs for desc (none where no plan can run it)."""
+def _kernels(desc, sel) -> list:
+    """The kernels the selection runs for desc (none where no plan can run it)."""
     try:
-        return plan(desc, TABLE.chosen_by(device.capabilities, device.choice()))[0]
+        return plan(desc, sel)[0]
     except ValueError:
         return []
 
@@ -22,9 +22,9 @@ def gains_from_input_layout(packed, proposed, device: Device) -> bool:
     description but the input's strides) than packed NCHW (`packed`): its plan reads the proposed input
     in place where it would pack the packed one, or takes conv.dot.nhwc instead of conv.dot where
     DOT_NHWC_PLANNED says that measured faster."""
-    before = tuple(k.variant for k in _kernels(packed, device))
-    after = tuple(k.variant for k in _kernels(proposed, device))
     sel = TABLE.chosen_by(device.capabilities, device.choice())
+    before = tuple(k.variant for k in _kernels(packed, sel))
+    after = tuple(k.variant for k in _kernels(proposed, sel))
     return (("conv.coopmat.pack_input" in before and bool(set(READS_CHANNELS_LAST) & set(after)))
             or (after == ("conv.dot.nhwc",) and before == ("conv.dot",) and sel["DOT_NHWC_PLANNED"]))
 
@@ -33,7 +33,8 @@ def writes_layout_alike(packed, proposed, device: Device) -> bool:
     """Whether a convolution writes its output laid out as `proposed` (the same description but the
     output's strides) with the kernel it uses for the packed one, a word at a time or more (not byte by
     byte: conv.dot always; the cooperative-matrix kernels where PACKED_OUT says so)."""
-    before, after = _kernels(packed, device)[-1:], _kernels(proposed, device)[-1:]
+    sel = TABLE.chosen_by(device.capabilities, device.choice())
+    before, after = _kernels(packed, sel)[-1:], _kernels(proposed, sel)[-1:]
     if not before or [k.variant for k in before] != [k.variant for k in after]:
         return False
     kernel = after[0]
