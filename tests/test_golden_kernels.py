@@ -1,11 +1,11 @@
 """The kernels chosen for every recorded description under every capability record are the recorded
-ones (tests/golden_kernels.py): a restructuring of the variant tables must not change a choice."""
+ones (dmlvk_lab/golden_kernels.py): a restructuring of the variant tables must not change a choice."""
 import gzip
 import json
 
 import pytest
 
-from golden_kernels import CAPABILITIES, GOLDEN, description, kernels
+from dmlvk_lab.golden_kernels import CAPABILITIES, GOLDEN, description, kernels
 
 pytestmark = pytest.mark.host      # kernel choice from recorded capabilities, no device
 

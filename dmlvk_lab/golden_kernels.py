@@ -1,30 +1,29 @@
 """The kernels dmlvk chooses, recorded: every benchmark case, seeded random descriptions (the fuzzer's
 and wider ones that reach every variant), under three capability records. Re-record with
-`python tests/golden_kernels.py` only where a change of choice is intended and measured.
+`python -m dmlvk_lab.golden_kernels` only where a change of choice is intended and measured.
 
 Each record keeps its description as data, so the check rebuilds it without this file's generators.
-`python tests/golden_kernels.py --against-device h200` compares a record with this machine's device."""
+`python -m dmlvk_lab.golden_kernels --against-device h200` compares a record with this machine's device."""
 from __future__ import annotations
 
 import gzip
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from dmlvk import (DataType, DepthSpaceOrder, DepthToSpace1Desc, DepthToSpaceDesc, QuantizedLinearConvolutionDesc,
+                   SpaceToDepth1Desc, SpaceToDepthDesc, TensorDesc)
+from dmlvk.enums import FeatureLevel
+from dmlvk.errors import ValidationError
+from dmlvk.runtime.capabilities import Capabilities
+from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
-from dmlvk import (DataType, DepthSpaceOrder, DepthToSpace1Desc, DepthToSpaceDesc,  # noqa: E402
-                   QuantizedLinearConvolutionDesc, SpaceToDepth1Desc, SpaceToDepthDesc, TensorDesc)
-from dmlvk.enums import FeatureLevel  # noqa: E402
-from dmlvk.errors import ValidationError  # noqa: E402
-from dmlvk.runtime.capabilities import Capabilities  # noqa: E402
-from dmlvk.runtime.vkinfo import CooperativeMatrixType  # noqa: E402
-from dmlvk_lab.cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides  # noqa: E402
-from dmlvk_lab.fuzz import random_layout  # noqa: E402
+from .cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides
+from .common import ROOT
+from .fuzz import random_layout
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "kernels.json.gz"
+GOLDEN = ROOT / "tests" / "golden" / "kernels.json.gz"      # tests/test_golden_kernels.py checks it
 MiB = 1 << 20
 
 _COMMON = {"shaderFloat16", "shaderInt64", "shaderInt16", "shaderInt8", "storageBuffer8BitAccess",
