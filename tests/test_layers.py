@@ -2,6 +2,7 @@
 library never imports the lab), and each operator's variant table agrees with its shaders and with
 the SPIR-V the package builds."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,15 @@ def test_nothing_in_the_library_names_tools():
     for path in (ROOT / "dmlvk").rglob("*"):
         if path.suffix in (".py", ".comp", ".glsl"):
             assert "tools/" not in path.read_text(), path
+
+
+def test_no_sys_path_edits_in_the_tests_or_the_lab():
+    # they import dmlvk and dmlvk_lab as packages (tools/'s scripts, run by hand, may put the checkout first)
+    edit = re.compile(r"sys\.path\s*(\.(insert|append|extend)\b|\[[^\]]*\]\s*=|\+=)")
+    here = Path(__file__).resolve()
+    for path in list((ROOT / "tests").rglob("*.py")) + list((ROOT / "dmlvk_lab").rglob("*.py")):
+        if path.resolve() != here:
+            assert not edit.search(path.read_text()), path
 
 
 def test_the_library_never_imports_the_lab():
