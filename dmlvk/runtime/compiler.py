@@ -103,7 +103,8 @@ def compile_shader(name: str, defines: tuple = ()) -> bytes:
         blob_file = blob_name(name, tuple(defines))
         if blob_file not in manifest:
             raise ShaderCompileError(f"the package has no SPIR-V for shader '{name}' {dict(defines)}; "
-                                     f"add it to dmlvk.runtime.compiler.VARIANTS")
+                                     f"its variant's builds, and so dmlvk/shaders/builds.json, lack it (or the "
+                                     f"package was built before they had it)")
         blob = _packaged(blob_file)
         if hashlib.sha256(blob).hexdigest() != manifest[blob_file] or not _valid(blob):
             raise ShaderCompileError(f"{PACKAGED_DIR / blob_file} is damaged (its SHA-256 differs from the "
