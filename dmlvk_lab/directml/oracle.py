@@ -246,8 +246,11 @@ class DirectML:
         # -k asks the server to end and returns; -w waits until it has: a next batch's Wine that found
         # the old server still ending exited 1 without a word (seen under load, two test processes)
         for flag in ("-k", "-w"):
-            subprocess.run(["wineserver", flag], env=self._env(), stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False, timeout=60)
+            try:
+                subprocess.run(["wineserver", flag], env=self._env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False, timeout=60)
+            except subprocess.TimeoutExpired:      # a server that will not end: the next batch says so
+                break
 
     def device_info(self, stall: float = 120.0) -> DeviceInfo:
         """DMLCreateDevice1's result and CheckFeatureSupport's answers (a batch of no cases)."""
