@@ -1,6 +1,7 @@
 """Cases and oracle rules declared once, for the benchmark, the golden-kernel record, the report,
 the fuzzer and the tests: the benchmark's depth/space grid and convolution layers (the ESPCN
-network's among them), the NHWC layouts, and onnxruntime's u8 x s8 weight rule.
+network's among them), the NHWC layouts, random descriptions (the fuzzer's and the golden record's
+one generator), and onnxruntime's u8 x s8 weight rule.
 
 The onnxruntime u8 x s8 rule: onnxruntime's CPU kernels for uint8 activations and int8 weights sum
 pairs of products in 16 bits on x86 CPUs without VNNI (AVX2: vpmaddubsw), which saturates with
@@ -35,6 +36,69 @@ def cpu_has_vnni() -> bool:
     flags = open("/proc/cpuinfo").read() if sys.platform == "linux" else ""
     return " avx512_vnni" in flags or " avx_vnni" in flags
 
+
+
+# ---- random descriptions ------------------------------------------------------------------------
+
+def random_layout(rng, sizes) -> Optional[list]:
+    """None (packed), packed with gaps, or permuted with gaps."""
+    kind = rng.integers(0, 3)
+    if kind == 0:
+        return None
+    order = list(range(len(sizes)))[::-1] if kind == 1 else list(rng.permutation(len(sizes)))
+    strides, acc = [0] * len(sizes), 1
+    for d in order:
+        strides[d] = acc
+        acc *= sizes[d] + int(rng.integers(0, 2))
+    return strides
+
+
+def _random_tensor(rng, dt, sizes) -> dict:
+    return {"dt": int(dt), "sizes": [int(s) for s in sizes], "strides": random_layout(rng, sizes), "total": None,
+            "flags": 0}
+
+
+def random_description(rng, largest: int = 3) -> dict:
+    """A valid random description of one of the five operators (DEPTH_TO_SPACE, SPACE_TO_DEPTH, their
+    1 versions, QUANTIZED_LINEAR_CONVOLUTION) as plain data, at FL 6_4: block sizes and the
+    depth/space tensors' dimensions 1 to `largest`; convolutions of 1-2 groups, small windows,
+    strides, dilations and pads, any 8-bit types, the filter scale per tensor or per channel, each
+    optional tensor absent one time in four; every tensor packed, gapped or permuted. The fuzzer
+    mutates it (fuzz.generate); the golden record takes it as it is (those its validation accepts)."""
+    family = ["d2s", "s2d", "d2s1", "s2d1", "conv"][rng.integers(0, 5)]
+    if family != "conv":
+        b = int(rng.integers(1, largest + 1))
+        dt = [DataType.UINT8, DataType.INT16, DataType.FLOAT32, DataType.FLOAT64][rng.integers(0, 4)]
+        n, c, h, w = (int(v) for v in rng.integers(1, largest + 1, 4))
+        space = (n, c, h * b, w * b)
+        depth = (n, c * b * b, h, w)
+        i, o = (depth, space) if family.startswith("d2s") else (space, depth)
+        return {"family": family, "level": 0x6400, "block": b, "order": int(rng.integers(0, 2)),
+                "tensors": {"Input": _random_tensor(rng, dt, i), "Output": _random_tensor(rng, dt, o)}}
+    g = int(rng.integers(1, 3))
+    cg, mg = int(rng.integers(1, 4)), int(rng.integers(1, 10))
+    kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+    s, d = [int(v) for v in rng.integers(1, 3, 2)], [int(v) for v in rng.integers(1, 3, 2)]
+    pa, pb = [int(v) for v in rng.integers(0, 2, 2)], [int(v) for v in rng.integers(0, 2, 2)]
+    h = (kh - 1) * d[0] + 1 + int(rng.integers(0, 4))
+    w = (kw - 1) * d[1] + 1 + int(rng.integers(0, 4))
+    n, m = int(rng.integers(1, 3)), g * mg
+    oh = (h + pa[0] + pb[0] - ((kh - 1) * d[0] + 1)) // s[0] + 1
+    ow = (w + pa[1] + pb[1] - ((kw - 1) * d[1] + 1)) // s[1] + 1
+    q = lambda: int([DataType.UINT8, DataType.INT8][rng.integers(0, 2)])
+    xdt, wdt, ydt = q(), q(), q()
+    per = lambda: [1, m, 1, 1] if rng.integers(0, 2) else [1, 1, 1, 1]
+    f32, one = int(DataType.FLOAT32), (1, 1, 1, 1)
+    t = {"Input": _random_tensor(rng, xdt, (n, g * cg, h, w)), "InputScale": _random_tensor(rng, f32, one),
+         "InputZeroPoint": _random_tensor(rng, xdt, one), "Filter": _random_tensor(rng, wdt, (m, cg, kh, kw)),
+         "FilterScale": _random_tensor(rng, f32, per()), "FilterZeroPoint": _random_tensor(rng, wdt, one),
+         "Bias": _random_tensor(rng, int(DataType.INT32), (1, m, 1, 1)), "OutputScale": _random_tensor(rng, f32, one),
+         "OutputZeroPoint": _random_tensor(rng, ydt, one), "Output": _random_tensor(rng, ydt, (n, m, oh, ow))}
+    for opt in ("InputZeroPoint", "FilterZeroPoint", "Bias", "OutputZeroPoint"):
+        if rng.integers(0, 4) == 0:
+            t[opt] = None
+    return {"family": "conv", "level": 0x6400, "tensors": t, "strides": s, "dilations": d, "start": pa, "end": pb,
+            "groups": g}
 
 ELEMENT_TYPES = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.FLOAT32, 8: DataType.FLOAT64}
 

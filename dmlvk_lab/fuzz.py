@@ -19,6 +19,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from .cases import random_description
+
 EDGE = [0, 1, 2, 3, 2**31 - 1, 2**31, 2**32 - 1, 2**32, -1]
 BLOCK_EDGE = [2**16, 2**16 + 1, 46341, 2**31 - 3, 2**31 + 1, 2**31 + 3, 2**32 - 3]
 MAX_RUN_BYTES = 1 << 20          # accepted descriptions larger than this are validated, not run
@@ -30,61 +32,10 @@ FIELDS = ("'Input'", "'Output'", "'Filter'", "'InputScale'", "'InputZeroPoint'",
 
 # ---- generation -----------------------------------------------------------------------------------
 
-def random_layout(rng, sizes) -> Optional[list]:
-    """None (packed), packed with gaps, or permuted with gaps."""
-    kind = rng.integers(0, 3)
-    if kind == 0:
-        return None
-    order = list(range(len(sizes)))[::-1] if kind == 1 else list(rng.permutation(len(sizes)))
-    strides, acc = [0] * len(sizes), 1
-    for d in order:
-        strides[d] = acc
-        acc *= sizes[d] + int(rng.integers(0, 2))
-    return strides
-
-
-def _tensor(rng, dt, sizes) -> dict:
-    return {"dt": int(dt), "sizes": list(sizes), "strides": random_layout(rng, sizes), "total": None, "flags": 0}
-
-
 def generate(rng) -> dict:
-    """A valid random description (as plain data), then 0-2 hostile mutations."""
-    from dmlvk.enums import DataType
-    family = ["d2s", "s2d", "d2s1", "s2d1", "conv"][rng.integers(0, 5)]
-    if family != "conv":
-        b = int(rng.integers(1, 4))
-        dt = [DataType.UINT8, DataType.INT16, DataType.FLOAT32, DataType.FLOAT64][rng.integers(0, 4)]
-        n, c, h, w = (int(v) for v in rng.integers(1, 4, 4))
-        space = (n, c, h * b, w * b)
-        depth = (n, c * b * b, h, w)
-        i, o = (depth, space) if family.startswith("d2s") else (space, depth)
-        case = {"family": family, "level": 0x6400, "block": b, "order": int(rng.integers(0, 2)),
-                "tensors": {"Input": _tensor(rng, dt, i), "Output": _tensor(rng, dt, o)}}
-    else:
-        g = int(rng.integers(1, 3))
-        cg, mg = int(rng.integers(1, 4)), int(rng.integers(1, 10))
-        kh, kw = (int(v) for v in rng.integers(1, 4, 2))
-        s, d = [int(v) for v in rng.integers(1, 3, 2)], [int(v) for v in rng.integers(1, 3, 2)]
-        pa, pb = [int(v) for v in rng.integers(0, 2, 2)], [int(v) for v in rng.integers(0, 2, 2)]
-        h = (kh - 1) * d[0] + 1 + int(rng.integers(0, 4))
-        w = (kw - 1) * d[1] + 1 + int(rng.integers(0, 4))
-        n, m = int(rng.integers(1, 3)), g * mg
-        oh = (h + pa[0] + pb[0] - ((kh - 1) * d[0] + 1)) // s[0] + 1
-        ow = (w + pa[1] + pb[1] - ((kw - 1) * d[1] + 1)) // s[1] + 1
-        q = lambda: int([DataType.UINT8, DataType.INT8][rng.integers(0, 2)])
-        xdt, wdt, ydt = q(), q(), q()
-        per = lambda: [1, m, 1, 1] if rng.integers(0, 2) else [1, 1, 1, 1]
-        f32 = int(DataType.FLOAT32)
-        t = {"Input": _tensor(rng, xdt, (n, g * cg, h, w)), "InputScale": _tensor(rng, f32, (1, 1, 1, 1)),
-             "InputZeroPoint": _tensor(rng, xdt, (1, 1, 1, 1)), "Filter": _tensor(rng, wdt, (m, cg, kh, kw)),
-             "FilterScale": _tensor(rng, f32, per()), "FilterZeroPoint": _tensor(rng, wdt, (1, 1, 1, 1)),
-             "Bias": _tensor(rng, int(DataType.INT32), (1, m, 1, 1)), "OutputScale": _tensor(rng, f32, (1, 1, 1, 1)),
-             "OutputZeroPoint": _tensor(rng, ydt, (1, 1, 1, 1)), "Output": _tensor(rng, ydt, (n, m, oh, ow))}
-        for opt in ("InputZeroPoint", "FilterZeroPoint", "Bias", "OutputZeroPoint"):
-            if rng.integers(0, 4) == 0:
-                t[opt] = None
-        case = {"family": "conv", "level": 0x6400, "tensors": t, "strides": s, "dilations": d,
-                "start": pa, "end": pb, "groups": g}
+    """A valid random description (cases.random_description, as plain data), then 0-2 hostile
+    mutations."""
+    case = random_description(rng)
     for _ in range(int(rng.integers(0, 3))):
         _mutate(rng, case)
     return case

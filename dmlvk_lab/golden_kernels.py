@@ -19,9 +19,8 @@ from dmlvk.errors import ValidationError
 from dmlvk.runtime.capabilities import Capabilities
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 
-from .cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides
+from .cases import CONV_LAYERS, ESPCN_LAYERS, nhwc_strides, random_description
 from .common import ROOT
-from .fuzz import random_layout
 
 GOLDEN = ROOT / "tests" / "golden" / "kernels.json.gz"      # tests/test_golden_kernels.py checks it
 MiB = 1 << 20
@@ -151,35 +150,11 @@ def _conv_case(n, c, h, w, m, kh, kw, s, d, pa, pb, g, xdt, wdt, ydt, in_strides
 
 
 def fuzz_cases(count: int, seed: int):
-    """The fuzzer's generator without its hostile mutations: small descriptions of every family and
-    layout (packed, gapped, permuted)."""
+    """The fuzzer's generator without its hostile mutations (cases.random_description, dimensions and
+    blocks up to 4): small descriptions of every family and layout (packed, gapped, permuted)."""
     rng = np.random.default_rng(seed)
-    layout = lambda sizes: random_layout(rng, sizes)       # packed, gapped or permuted
-
     for _ in range(count):
-        family = ["d2s", "s2d", "d2s1", "s2d1", "conv"][rng.integers(0, 5)]
-        if family != "conv":
-            b = int(rng.integers(1, 5))
-            dt = [DataType.UINT8, DataType.INT16, DataType.FLOAT32, DataType.FLOAT64][rng.integers(0, 4)]
-            n, c, h, w = (int(v) for v in rng.integers(1, 5, 4))
-            space, depth = (n, c, h * b, w * b), (n, c * b * b, h, w)
-            i, o = (depth, space) if family.startswith("d2s") else (space, depth)
-            yield {"family": family, "block": b, "order": int(rng.integers(0, 2)),
-                   "tensors": {"Input": tensor(dt, i, layout(i)), "Output": tensor(dt, o, layout(o))}}
-        else:
-            g = int(rng.integers(1, 3))
-            cg, mg = int(rng.integers(1, 4)), int(rng.integers(1, 10))
-            kh, kw = (int(v) for v in rng.integers(1, 4, 2))
-            s, d = [int(v) for v in rng.integers(1, 3, 2)], [int(v) for v in rng.integers(1, 3, 2)]
-            pa, pb = [int(v) for v in rng.integers(0, 2, 2)], [int(v) for v in rng.integers(0, 2, 2)]
-            h = (kh - 1) * d[0] + 1 + int(rng.integers(0, 4))
-            w = (kw - 1) * d[1] + 1 + int(rng.integers(0, 4))
-            q = lambda: [DataType.UINT8, DataType.INT8][rng.integers(0, 2)]
-            case = _conv_case(int(rng.integers(1, 3)), g * cg, h, w, g * mg, kh, kw, s, d, pa, pb, g, q(), q(), q(),
-                              per_channel=bool(rng.integers(0, 2)))
-            for name in ("Input", "Output"):
-                case["tensors"][name]["strides"] = layout(case["tensors"][name]["sizes"])
-            yield case
+        yield random_description(rng, largest=4)
 
 
 def wide_cases(count: int, seed: int):

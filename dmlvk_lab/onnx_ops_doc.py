@@ -19,9 +19,14 @@ def render() -> str:
            "`python -m dmlvk_lab.onnx_ops_doc`; edit those, not this file. A model with any other op is "
            "refused at load, naming every such node ([onnx.md](onnx.md)).", "",
            "| op | runs as |", "|---|---|"]
-    out += [f"| {op} | {entry.runs} |" for op, entry in LOWERINGS.items()]
+    out += [f"| {op} | {entry.runs} |" for op, entry in LOWERINGS.items() if not entry.fuses]
     out += ["", "Inside a QDQ group only (DequantizeLinear → op → QuantizeLinear, fused into one QLinearConv "
-            "before lowering, as ONNX Runtime fuses it): " + ", ".join(sorted(FUSED_OPS)) + "."]
+            "before lowering, as ONNX Runtime fuses it): " + ", ".join(sorted(FUSED_OPS)) + ".", "",
+            "## Fused node types", "",
+            "Made from the nodes they stand for by the passes that run once the input shapes are known "
+            "(`dmlvk/onnx/passes.py`), where the device's kernels allow; no model contains them.", "",
+            "| node type | stands for | runs as |", "|---|---|---|"]
+    out += [f"| {op} | {' → '.join(entry.fuses)} | {entry.runs} |" for op, entry in LOWERINGS.items() if entry.fuses]
     return "\n".join(out) + "\n"
 
 

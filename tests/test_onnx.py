@@ -721,6 +721,48 @@ def test_layers_write_the_layout_the_next_one_reads(device, espcn_models):
                                         for v in ("conv.coopmat", "conv.coopmat.splitk")), variants
 
 
+def test_passes_decide_layouts_and_fusions_before_lowering(device, espcn_models):
+    """The plan-time passes (dmlvk.onnx.passes) decide every tensor's shape, the intermediate layouts
+    and the fusions from the whole graph before any node is lowered, into a Context lowering cannot
+    change: the ESPCN's last QLinearConv, DepthToSpace and DequantizeLinear become one fused node where
+    the device runs conv.dot (on CPU devices where DOT_ON_CPU), and the graph is left whole with host
+    quantization; the shapes inferred are those the lowered nodes give."""
+    import dataclasses
+    import dmlvk
+    from dmlvk.onnx import lower, passes, prepare
+    graph = prepare(espcn_models[2])
+    feeds = {"x": ((1, 1, 13, 20), np.dtype(np.float32))}
+    dev = dmlvk.Device()
+    for tuning, host_q in (({"DOT_ON_CPU": True}, False), ({"DOT_ON_CPU": True}, True), ({}, False)):
+        with dev.variants(tuning=tuning):
+            fused, ctx = passes.prepare(graph, dev, feeds, host_quantization=host_q)
+            lowered = [(n, lower.lower(n, ctx)) for n in fused.nodes]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ctx.layouts = {}
+        with pytest.raises(TypeError):
+            ctx.shapes["x"] = None
+        for n, low in lowered:
+            assert ctx.shapes[n.outputs[0]] == (low.shape, low.dtype), n
+        ops = [n.op for n in fused.nodes]
+        if host_q:
+            assert ops == [n.op for n in graph.nodes] and not ctx.layouts
+        elif dev.capabilities.integer_dot_product and tuning:
+            assert ops[-1] == lower.DEQUANTIZED_CONV and "DepthToSpace" not in ops, ops
+            assert fused.nodes[-1].outputs == graph.nodes[-1].outputs
+        if lower.DEQUANTIZED_CONV in ops:        # what runs: the fused node's one kernel
+            assert lowered[-1][1].op.kernels[-1].variant == "conv.dot.float"
+
+
+def test_fused_node_types_are_not_model_ops(rng):
+    """A model naming a fused node type as its op is refused at load like any op dmlvk does not know."""
+    node = helper.make_node("QLinearConv+DequantizeLinear", ["x"], ["y"], name="odd")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 1, 2, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UnsupportedModelError, match=r"odd: QLinearConv\+DequantizeLinear"):
+        InferenceSession(model)
+
+
 def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False, dzp=None):
     """x (y_dt, 16 channels) -> QLinearConv 3x3 (m output channels of y_dt, random constants, 7-bit
     weights: onnxruntime's u8s8 kernels without VNNI saturate 8-bit ones) -> DepthToSpace (block, mode;

@@ -1,14 +1,17 @@
 """Lowering: each ONNX op dmlvk runs, as one entry of LOWERINGS {op type: Lowering}. A Lowering checks
-a node's form when the model is loaded (messages for what dmlvk cannot run) and lowers it, once the
-shapes of its inputs are known, to device work (a compiled operator and the Buffers of its constant
-inputs), host work (a function of its first input) or a view (the same bytes, another shape). The
-ops a model may contain are the registry's keys (and, before fusion, rewrite.FUSED_OPS). Adding an
-op is one entry here plus its tests."""
+a node's form when the model is loaded (messages for what dmlvk cannot run), infers its output's
+shape and dtype from its input's (descriptions only, nothing compiled), and lowers it, once every
+tensor's shape and layout is known (passes.prepare), to device work (a compiled operator and the
+Buffers of its constant inputs), host work (a function of its first input) or a view (the same bytes,
+another shape). The ops a model may contain are the keys of the entries that fuse nothing (MODEL_OPS;
+and, before fusion, rewrite.FUSED_OPS); the others are the fused node types the plan-time passes
+make. Adding an op is one entry here plus its tests."""
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from types import MappingProxyType
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -17,23 +20,23 @@ from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_conv import FILTER_CONSTANTS, QuantizedLinearConvolutionDesc, small_tensor_bytes
-from ..ops.quantized_conv import layouts as conv_layouts
 from ..runtime.device import Device
 from ..tensor import TensorDesc
 from .graph import Graph, Node, UnsupportedModelError
 from .qdq import dequantize_linear, quantize_linear
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
-    """What a lowering sees: the graph, the device, the (shape, dtype) of every tensor lowered so
-    far (the inputs fed and the constants included), and whether Q/DQ must stay on the host."""
+    """What a lowering sees, decided before any node is lowered (passes.prepare): the graph, the
+    device, the (shape, dtype) of every tensor (while inferring them: of those inferred so far, the
+    inputs fed and the constants included), whether Q/DQ must stay on the host, and the strides of
+    the intermediate tensors the layout pass laid out otherwise than packed."""
     graph: Graph
     device: Device
-    shapes: Dict[str, tuple]
+    shapes: Mapping[str, tuple]
     host_quantization: bool = False
-    layouts: Dict[str, tuple] = field(default_factory=dict)   # strides of tensors planned channels-last
-    folded: set = field(default_factory=set)   # outputs an earlier node's kernel computes (their nodes: views)
+    layouts: Mapping[str, tuple] = field(default_factory=lambda: MappingProxyType({}))
 
     def input(self, n: Node, k: int = 0) -> tuple:
         return self.shapes[n.inputs[k]]
@@ -54,14 +57,17 @@ class Lowered:
 
 @dataclass(frozen=True)
 class Lowering:
-    """An op's entry: check(node, graph) -> messages (empty where dmlvk runs the node);
-    lower(node, Context) -> Lowered; layout: a permutation or re-view of its input, so per-tensor
-    (de)quantization commutes with it (rewrite.commute); runs: what runs it, in a line
-    (docs/onnx-ops.md lists the entries)."""
+    """An op's entry: infer(node, Context) -> (shape, dtype) of its output; lower(node, Context) ->
+    Lowered; check(node, graph) -> messages (empty where dmlvk runs the node); layout: a permutation
+    or re-view of its input, so per-tensor (de)quantization commutes with it (rewrite.commute); runs:
+    what runs it, in a line (docs/onnx-ops.md lists the entries); fuses: for a fused node type, which
+    no model contains and a plan-time pass makes (passes.py), the ops it stands for."""
+    infer: Callable[[Node, Context], tuple]
     lower: Callable[[Node, Context], Lowered]
     check: Callable[[Node, Graph], List[str]] = field(default=lambda n, g: [])
     layout: bool = False
     runs: str = ""
+    fuses: Tuple[str, ...] = ()
 
 
 def _constant_inputs(ks) -> Callable[[Node, Graph], List[str]]:
@@ -119,7 +125,7 @@ def _described(n: Node, make):
         raise _refused(n, e) from None
 
 
-def _qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, out_strides=None):
+def qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, out_strides=None):
     """(description, its constants as the operator binds them) of a QLinearConv node with an input of
     this shape and dtype, the input and output laid out with these strides (None: packed NCHW)."""
     xs, xzp, w, ws, wzp, ys, yzp = (ctx.graph.consts[k] for k in n.inputs[1:8])
@@ -142,69 +148,16 @@ def _qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, 
         input_zero_point=True, filter_zero_point=True, bias=bias is not None, output_data_type=to_type(yzp.dtype),
         output_zero_point=True, owned_constants=True, **_conv_geometry(n)))
     if out_strides is not None:
-        desc = _output_strided(desc, out_strides)
+        desc = output_strided(desc, out_strides)
     raw = [None, np.float32(xs.reshape(-1)[0]), xzp.reshape(-1).astype(dt), w, ws, wzp,
            None if bias is None else bias.reshape(-1), np.float32(ys.reshape(-1)[0]), yzp.reshape(-1)]
     return desc, [None if a is None else small_tensor_bytes(a) for a in raw]
 
 
-def _output_strided(desc, strides):
+def output_strided(desc, strides):
     """The convolution description with its output laid out with these strides."""
     out = desc.output_tensor
     return dataclasses.replace(desc, output_tensor=TensorDesc(out.data_type, out.sizes, strides))
-
-
-def _channels_last(sizes) -> tuple:
-    n, c, h, w = sizes
-    return (h * w * c, 1, w * c, c)
-
-
-def _plan_channels_last(n: Node, ctx: Context, shape: tuple, dt) -> Optional[tuple]:
-    """Channels-last strides for the node's output where that layout serves its one user, a QLinearConv
-    (the layout planning DirectML's graph compiler does with intermediate tensors' strides): the user's
-    plan gains from reading it (layouts.gains_from_input_layout) and the node's own plan writes it
-    alike (layouts.writes_layout_alike). Else None."""
-    out = n.outputs[0]
-    users = ctx.graph.users(out)
-    if len(users) != 1 or users[0].op != "QLinearConv" or out in ctx.graph.output_names or ctx.host_quantization:
-        return None
-    try:
-        mine = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))[0]   # its input as planned
-        sizes = tuple(mine.output_tensor.sizes)
-        strides = _channels_last(sizes)
-        out_dt = np.dtype(mine.output_tensor.data_type.numpy_dtype)
-        user_before = _qlinearconv_desc(users[0], ctx, sizes, out_dt)[0]
-        user_after = _qlinearconv_desc(users[0], ctx, sizes, out_dt, in_strides=strides)[0]
-    except (ValueError, UnsupportedModelError, KeyError):
-        return None
-    if (conv_layouts.gains_from_input_layout(user_before, user_after, ctx.device)
-            and conv_layouts.writes_layout_alike(mine, _output_strided(mine, strides), ctx.device)):
-        return strides
-    return None
-
-
-def _dequantized_tail(n: Node, ctx: Context) -> Optional[tuple]:
-    """(nodes, (block, crd, scale, zero point)) where the node's output goes on, read by nothing else
-    and no graph output, through a DepthToSpace (DCR or CRD; or none: block 1) to a per-tensor
-    DequantizeLinear to float32 on the device: what conv.dot.float folds into the convolution's
-    epilogue (QuantizedLinearConvolutionDesc.compile_dequantized). Else None."""
-    graph = ctx.graph
-
-    def only_user(name: str) -> Optional[Node]:
-        users = graph.users(name)
-        return users[0] if len(users) == 1 and name not in graph.output_names else None
-
-    nodes, block, crd = [], 1, False
-    user = only_user(n.outputs[0])
-    if user is not None and user.op == "DepthToSpace" and user.attr("mode", "DCR") in ("DCR", "CRD"):
-        nodes, block, crd = [user], int(user.attrs["blocksize"]), user.attr("mode", "DCR") == "CRD"
-        user = only_user(user.outputs[0])
-    if user is None or user.op != "DequantizeLinear" or ctx.host_quantization:
-        return None
-    scale, zp = graph.consts.get(user.inputs[1]), graph.const(user.input(2))
-    if scale is None or scale.size != 1 or scale.dtype != np.float32 or (zp is not None and zp.size != 1):
-        return None
-    return nodes + [user], (block, crd, np.float32(scale.reshape(-1)[0]), 0 if zp is None else int(zp.reshape(-1)[0]))
 
 
 def _constant_bindings(op, raw: list, ctx: Context, owned=FILTER_CONSTANTS) -> tuple:
@@ -214,34 +167,72 @@ def _constant_bindings(op, raw: list, ctx: Context, owned=FILTER_CONSTANTS) -> t
     return tuple(None if a is None or i in owned else ctx.device.upload(a) for i, a in enumerate(raw))[1:]
 
 
+def _infer_qlinearconv(n: Node, ctx: Context) -> tuple:
+    shape, dt = _eight_bit_4d(n, ctx)
+    out = qlinearconv_desc(n, ctx, shape, dt)[0].output_tensor
+    return tuple(out.sizes), np.dtype(out.data_type.numpy_dtype)
+
+
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
-    out_strides = _plan_channels_last(n, ctx, shape, dt)
-    desc, raw = _qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), out_strides)
-    if out_strides is not None:
-        ctx.layouts[n.outputs[0]] = out_strides
-    tail = _dequantized_tail(n, ctx)
-    op = None if tail is None else _described(n, lambda: desc.compile_dequantized(ctx.device, tail[1]))
-    if op is not None:               # the DepthToSpace and DequantizeLinear nodes: views of its output
-        ctx.folded.update(t.outputs[0] for t in tail[0])
-    else:
-        op = _described(n, lambda: ctx.device.create_operator(desc))
+    desc, raw = qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), ctx.layouts.get(n.outputs[0]))
+    return _conv_lowered(_described(n, lambda: ctx.device.create_operator(desc)), raw, ctx)
+
+
+def _conv_lowered(op, raw: list, ctx: Context) -> Lowered:
     # The weights are constants: OWNED_BY_DML, bound once, here.
     out = op.output_descs[0]
     return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
                    _constant_bindings(op, raw, ctx))
 
 
-def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
+DEQUANTIZED_CONV = "QLinearConv+DequantizeLinear"
+
+
+def dequantized_conv_node(conv: Node, tail: tuple, output: str) -> Node:
+    """The fused node of a QLinearConv and the DepthToSpace and per-tensor DequantizeLinear after it,
+    tail = (block (1: none), crd, scale, zero point): the convolution's inputs and attributes, the
+    tail as the attribute "dequantize", the DequantizeLinear's output."""
+    return Node(DEQUANTIZED_CONV, conv.name, tuple(conv.inputs) + ("",) * (9 - len(conv.inputs)), (output,),
+                dict(conv.attrs, dequantize=tuple(tail)))
+
+
+def _infer_dequantized_conv(n: Node, ctx: Context) -> tuple:
+    (b, m, h, w), _ = _infer_qlinearconv(n, ctx)
+    block = n.attrs["dequantize"][0]
+    return (b, m // (block * block), h * block, w * block), np.dtype(np.float32)
+
+
+def _lower_dequantized_conv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
+    desc, raw = qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))
+    op = _described(n, lambda: desc.compile_dequantized(ctx.device, n.attrs["dequantize"]))
+    if op is None:
+        raise RuntimeError(f"{n.name}: the convolution's plan does not fold its DequantizeLinear, which "
+                           "layouts.folds_dequantized answered it would")
+    return _conv_lowered(op, raw, ctx)
+
+
+def _conv_integer_desc(n: Node, ctx: Context):
+    shape, dt = _eight_bit_4d(n, ctx)
+    w, wzp = ctx.graph.consts[n.inputs[1]], ctx.graph.const(n.input(3))
+    to_type = DataType.from_numpy
+    return _described(n, lambda: QuantizedLinearConvolutionDesc.of(
+        TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape),
+        filter_scale_count=w.shape[0] if wzp is not None and wzp.size > 1 else 1,
+        input_zero_point=n.input(2) is not None, filter_zero_point=wzp is not None, int32_output=True,
+        **_conv_geometry(n)))
+
+
+def _infer_conv_integer(n: Node, ctx: Context) -> tuple:
+    return tuple(_conv_integer_desc(n, ctx).output_tensor.sizes), np.dtype(np.int32)
+
+
+def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
+    desc = _conv_integer_desc(n, ctx)
     w = ctx.graph.consts[n.inputs[1]]
     xzp, wzp = ctx.graph.const(n.input(2)), ctx.graph.const(n.input(3))
     per_channel = wzp is not None and wzp.size > 1
-    to_type = DataType.from_numpy
-    desc = _described(n, lambda: QuantizedLinearConvolutionDesc.of(
-        TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape),
-        filter_scale_count=w.shape[0] if per_channel else 1, input_zero_point=xzp is not None,
-        filter_zero_point=wzp is not None, int32_output=True, **_conv_geometry(n)))
     dev = ctx.device
     op = _described(n, lambda: dev.operator(desc))
     upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
@@ -260,18 +251,35 @@ def _check_space_to_depth(n: Node, graph: Graph) -> List[str]:
     return [] if mode == "DCR" else [f"{n.name}: SpaceToDepth mode {n.attrs['mode']!r}"]
 
 
-def _lower_depth_space(n: Node, ctx: Context) -> Lowered:
+def _depth_space_desc(n: Node, ctx: Context):
     shape, dt = ctx.input(n)
     if n.op == "DepthToSpace":
         desc_cls, order = DepthToSpace1Desc, _described(n, lambda: DepthSpaceOrder.parse(n.attr("mode", "DCR")))
     else:
         desc_cls, order = SpaceToDepth1Desc, DepthSpaceOrder.DEPTH_COLUMN_ROW
-    desc = _described(n, lambda: desc_cls.of(TensorDesc(DataType.from_numpy(dt), shape), int(n.attrs["blocksize"]),
+    return _described(n, lambda: desc_cls.of(TensorDesc(DataType.from_numpy(dt), shape), int(n.attrs["blocksize"]),
                                              order))
-    return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(dt), _described(n, lambda: ctx.device.operator(desc)))
+
+
+def _infer_depth_space(n: Node, ctx: Context) -> tuple:
+    return tuple(_depth_space_desc(n, ctx).output_tensor.sizes), np.dtype(ctx.input(n)[1])
+
+
+def _lower_depth_space(n: Node, ctx: Context) -> Lowered:
+    desc = _depth_space_desc(n, ctx)
+    return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(ctx.input(n)[1]),
+                   _described(n, lambda: ctx.device.operator(desc)))
 
 
 # ---- quantization -------------------------------------------------------------------------------
+
+def _infer_qdq(n: Node, ctx: Context) -> tuple:
+    shape, _ = ctx.input(n)
+    zp = ctx.graph.const(n.input(2))
+    if n.op == "DequantizeLinear":
+        return tuple(shape), np.dtype(np.float32)
+    return tuple(shape), np.dtype(np.uint8) if zp is None else np.dtype(zp.dtype)
+
 
 def _lower_qdq(n: Node, ctx: Context) -> Lowered:
     """On the device between float32 and 8 bits (QuantizeLinear where the device has double-precision
@@ -279,7 +287,7 @@ def _lower_qdq(n: Node, ctx: Context) -> Lowered:
     quantize = n.op == "QuantizeLinear"
     shape, x_dt = ctx.input(n)
     scale, zp = ctx.graph.consts[n.inputs[1]], ctx.graph.const(n.input(2))
-    out_dt = (np.dtype(np.uint8) if zp is None else zp.dtype) if quantize else np.dtype(np.float32)
+    out_dt = _infer_qdq(n, ctx)[1]
     q_dt, f_dt = (out_dt, x_dt) if quantize else (x_dt, out_dt)
     axis = int(n.attrs.get("axis", 1))
     on_device = (not ctx.host_quantization and np.dtype(q_dt) in (np.uint8, np.int8) and np.dtype(f_dt) == np.float32
@@ -295,11 +303,13 @@ def _lower_qdq(n: Node, ctx: Context) -> Lowered:
 
 # ---- views --------------------------------------------------------------------------------------
 
-def _view(shape_of: Callable[[Node, tuple, Graph], tuple]) -> Callable[[Node, Context], Lowered]:
-    def lower(n: Node, ctx: Context) -> Lowered:
+def _view(shape_of: Callable[[Node, tuple, Graph], tuple], **entry) -> Lowering:
+    """The entry of an op that re-views its input: shape_of(node, input shape, graph) -> its output's."""
+    def infer(n: Node, ctx: Context) -> tuple:
         shape, dt = ctx.input(n)
-        return Lowered("view", tuple(shape_of(n, tuple(shape), ctx.graph)), np.dtype(dt))
-    return lower
+        return tuple(shape_of(n, tuple(shape), ctx.graph)), np.dtype(dt)
+
+    return Lowering(infer, lambda n, ctx: Lowered("view", *infer(n, ctx)), layout=True, **entry)
 
 
 def _reshaped(n: Node, shape: tuple, graph: Graph) -> tuple:
@@ -360,35 +370,38 @@ def _check_reshape(n: Node, graph: Graph) -> List[str]:
 
 _VIEW = "a view: the same bytes in another shape"
 LOWERINGS: Dict[str, Lowering] = {
-    "QLinearConv": Lowering(_lower_qlinearconv, _check_conv,
+    "QLinearConv": Lowering(_infer_qlinearconv, _lower_qlinearconv, _check_conv,
                             runs="QUANTIZED_LINEAR_CONVOLUTION on the device (2-D, 8-bit, per-tensor or per-channel "
-                                 "filter parameters; a following DepthToSpace and DequantizeLinear folded into it "
-                                 "where its kernel allows)"),
-    "ConvInteger": Lowering(_lower_conv_integer, _check_conv,
+                                 "filter parameters)"),
+    "ConvInteger": Lowering(_infer_conv_integer, _lower_conv_integer, _check_conv,
                             runs="QUANTIZED_LINEAR_CONVOLUTION's int32 accumulator on the device"),
-    "DepthToSpace": Lowering(_lower_depth_space, layout=True, runs="DEPTH_TO_SPACE1 on the device (DCR, CRD)"),
-    "SpaceToDepth": Lowering(_lower_depth_space, _check_space_to_depth, layout=True,
+    "DepthToSpace": Lowering(_infer_depth_space, _lower_depth_space, layout=True,
+                             runs="DEPTH_TO_SPACE1 on the device (DCR, CRD)"),
+    "SpaceToDepth": Lowering(_infer_depth_space, _lower_depth_space, _check_space_to_depth, layout=True,
                              runs="SPACE_TO_DEPTH1 on the device (DCR)"),
-    "QuantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2)),
+    "QuantizeLinear": Lowering(_infer_qdq, _lower_qdq, _constant_inputs((1, 2)),
                                runs="float32 to 8 bits on the device where it has shaderFloat64, else on the host "
                                     "(constant parameters, per tensor or per axis)"),
-    "DequantizeLinear": Lowering(_lower_qdq, _constant_inputs((1, 2)),
+    "DequantizeLinear": Lowering(_infer_qdq, _lower_qdq, _constant_inputs((1, 2)),
                                  runs="8 bits to float32 on the device (constant parameters, per tensor or per axis)"),
-    "Identity": Lowering(_view(lambda n, shape, g: shape), layout=True, runs=_VIEW),
-    "Reshape": Lowering(_view(_reshaped), _check_reshape, layout=True, runs=_VIEW + " (a constant shape)"),
-    "Flatten": Lowering(_view(_flattened), layout=True, runs=_VIEW),
-    "Squeeze": Lowering(_view(_squeezed), _check_axes, layout=True, runs=_VIEW + " (constant axes)"),
-    "Unsqueeze": Lowering(_view(_unsqueezed), _check_axes, layout=True, runs=_VIEW + " (constant axes)"),
+    "Identity": _view(lambda n, shape, g: shape, runs=_VIEW),
+    "Reshape": _view(_reshaped, check=_check_reshape, runs=_VIEW + " (a constant shape)"),
+    "Flatten": _view(_flattened, runs=_VIEW),
+    "Squeeze": _view(_squeezed, check=_check_axes, runs=_VIEW + " (constant axes)"),
+    "Unsqueeze": _view(_unsqueezed, check=_check_axes, runs=_VIEW + " (constant axes)"),
+    DEQUANTIZED_CONV: Lowering(_infer_dequantized_conv, _lower_dequantized_conv,
+                               fuses=("QLinearConv", "DepthToSpace", "DequantizeLinear"),
+                               runs="one QUANTIZED_LINEAR_CONVOLUTION kernel whose epilogue also does the "
+                                    "DepthToSpace (DCR or CRD, or none) and the per-tensor DequantizeLinear to "
+                                    "float32 after it, where the convolution's kernel allows (the convolution's "
+                                    "output read by nothing else)"),
 }
+MODEL_OPS = frozenset(op for op, entry in LOWERINGS.items() if not entry.fuses)
 LAYOUT_OPS = frozenset(op for op, entry in LOWERINGS.items() if entry.layout)
 
 
 def lower(n: Node, ctx: Context) -> Lowered:
-    """The node lowered by its op's entry, or, where an earlier node's kernel computed its output too
-    (Context.folded), as a view of its input (which that kernel made in the output's shape and type)."""
-    if n.outputs[0] in ctx.folded:
-        shape, dt = ctx.input(n)
-        return Lowered("view", tuple(shape), np.dtype(dt))
+    """The node lowered by its op's entry."""
     return LOWERINGS[n.op].lower(n, ctx)
 
 

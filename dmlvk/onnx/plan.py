@@ -1,6 +1,7 @@
-"""Plans: a graph lowered for one set of input shapes, cut into stretches of host work, views and
-device work; each device stretch recorded once as a CommandList (its uploads, its operators with
-barriers between dependent ones, the downloads of what the host needs) and run as one submission.
+"""Plans: a graph prepared for one set of input shapes (passes.prepare: shapes, layouts, fusions),
+lowered, and cut into stretches of host work, views and device work; each device stretch recorded
+once as a CommandList (its uploads, its operators with barriers between dependent ones, the
+downloads of what the host needs) and run as one submission.
 Its intermediate tensors stay on the device, in Buffers the plan owns."""
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..runtime.commands import CommandList
 from ..runtime.device import Buffer, Device
 from .graph import Graph
 from .hostcopy import POOL
-from .lower import Context, lower
+from . import passes
+from .lower import lower
 
 RECYCLED = 4                 # output arrays a stream's plan keeps to reuse, per output
 
@@ -61,16 +63,14 @@ class Plan:
 
     def __init__(self, graph: Graph, device: Device, feeds: dict, device_outputs: Optional[dict] = None,
                  host_quantization: bool = False):
-        self.graph, self.device = graph, device
+        self.device = device
         self.device_outputs = dict(device_outputs or {})
-        shapes = {k: (v.shape, np.dtype(v.dtype)) for k, v in feeds.items()}
-        shapes.update({k: (v.shape, v.dtype) for k, v in graph.consts.items()})
-        ctx = Context(graph, device, shapes, host_quantization)
+        self.graph, ctx = passes.prepare(graph, device, {k: (v.shape, v.dtype) for k, v in feeds.items()},
+                                         host_quantization)
         self.steps: list = []
         on_device = set()         # names produced by device work
-        for n in graph.nodes:
+        for n in self.graph.nodes:
             low = lower(n, ctx)
-            shapes[n.outputs[0]] = (low.shape, low.dtype)
             stretch = self.steps[-1][1] if self.steps and self.steps[-1][0] == "device" else None
             if low.kind == "device" or (low.kind == "view" and stretch is not None and n.inputs[0] in on_device):
                 if stretch is None:

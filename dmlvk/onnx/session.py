@@ -23,7 +23,7 @@ def prepare(model) -> Graph:
     moved to the edges, requantizing pairs and dead nodes dropped."""
     g = model if isinstance(model, Graph) else graphs.load(model)
     bad = list(g.refused)
-    known = set(lower.LOWERINGS) | rewrite.FUSED_OPS
+    known = lower.MODEL_OPS | rewrite.FUSED_OPS
     bad += [f"{n.name}: {n.op}" for n in g.nodes if n.op not in known]
     if not bad:
         g, unfused = rewrite.fuse_qdq(g)

@@ -15,6 +15,7 @@ import numpy as np
 import dmlvk
 from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
 from dmlvk_lab import fuzz
+from dmlvk_lab.cases import random_layout
 from dmlvk.tensor import has_overlap
 
 from . import oracle
@@ -111,7 +112,7 @@ def depth_space_case(rng, kind: int):
     n, c, h, w = (int(v) for v in rng.integers(1, 4, 4))
     space, depth = (n, c, h * b, w * b), (n, c * b * b, h, w)
     i, o = (depth, space) if cls in (dmlvk.DepthToSpaceDesc, dmlvk.DepthToSpace1Desc) else (space, depth)
-    t = lambda sizes: TensorDesc(dt, sizes, fuzz.random_layout(rng, sizes))
+    t = lambda sizes: TensorDesc(dt, sizes, random_layout(rng, sizes))
     args = [t(i), t(o), b] + ([int(rng.integers(0, 2))] if cls in (dmlvk.DepthToSpace1Desc, dmlvk.SpaceToDepth1Desc) else [])
     return cls(*args)
 

@@ -1,7 +1,7 @@
 """QUANTIZED_LINEAR_CONVOLUTION: binding slots (layout), the description and validation (desc), the
 variant table (variants), its plan (routines), the shared-memory formulas
 (shared_memory), the compiled operator (operator), the numpy-level API (api), and what its plan
-says about the layouts around it (layouts: the ONNX runner's layout planning asks it).
+says about the layouts and fusions around it (layouts: the ONNX runner's plan-time passes ask it).
 Shaders: dmlvk/shaders/qlinear_conv*.comp, qconv_*.comp and .glsl."""
 from . import layouts
 from .api import constant_filter, prepare_call, quantized_linear_convolution, small_tensor_bytes

@@ -1,11 +1,12 @@
-"""What QUANTIZED_LINEAR_CONVOLUTION's plan says about the layouts around it, for a graph compiler
-choosing the strides of intermediate tensors (the ONNX runner's layout planning, as DirectML's graph
-compiler chooses them): questions answered by running the plan under a device's variant choice, so
-that no caller reads kernel or variant names."""
+"""What QUANTIZED_LINEAR_CONVOLUTION's plan says about the layouts and fusions around it, for a graph
+compiler choosing the strides of intermediate tensors and the nodes it fuses (the ONNX runner's
+plan-time passes, dmlvk.onnx.passes, as DirectML's graph compiler chooses intermediate strides):
+questions answered by running the plan under a device's variant choice, so that no caller reads
+kernel or variant names."""
 from __future__ import annotations
 
 from ...runtime.device import Device
-from .routines import READS_CHANNELS_LAST, plan
+from .routines import READS_CHANNELS_LAST, float_output, plan
 from .variants import TABLE
 
 
@@ -39,3 +40,10 @@ def writes_layout_alike(packed, proposed, device: Device) -> bool:
         return False
     kernel = after[0]
     return kernel.variant == "conv.dot" or TABLE[kernel.variant].constants(kernel).get("PACKED_OUT", 0) != 0
+
+
+def folds_dequantized(desc, tail: tuple, device: Device) -> bool:
+    """Whether the convolution's kernel on the device also does a following DepthToSpace and per-tensor
+    DequantizeLinear, tail = (block (1: none), crd, scale, zero point): then
+    QuantizedLinearConvolutionDesc.compile_dequantized compiles them as one operator."""
+    return float_output(desc, _kernels(desc, TABLE.chosen_by(device.capabilities, device.choice())), *tail) is not None
