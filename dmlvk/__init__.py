@@ -11,6 +11,7 @@ from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
 from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
+from .ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 
 __version__ = "0.1.0"
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
+    "ElementWiseQuantizedLinearAddDesc",
 ]
 
 

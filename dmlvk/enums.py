@@ -122,6 +122,7 @@ class OperatorType(enum.IntEnum):
     DEPTH_TO_SPACE1 = 113
     SPACE_TO_DEPTH1 = 114
     QUANTIZED_LINEAR_CONVOLUTION = 120
+    ELEMENT_WISE_QUANTIZED_LINEAR_ADD = 147
 
     @property
     def dml_name(self) -> str:

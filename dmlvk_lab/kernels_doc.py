@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from dmlvk.ops import depth_space, quantize, quantized_conv
+from dmlvk.ops.registry import TABLES
 
 from .common import ROOT, generated_document
 
 OUT = ROOT / "docs" / "kernels.md"
 EVIDENCE = ROOT / "benchmarks" / "evidence"
-TABLES = (depth_space.TABLE, quantized_conv.TABLE, quantize.TABLE)
 
 
 def evidence(variant):

@@ -49,6 +49,36 @@ def espcn(scale: int = 2, c1: int = 64, c2: int = 32, seed: int = 0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
+def quicksrnet(scale: int = 2, channels: int = 64, convs: int = 11, seed: int = 0):
+    """A QuickSRNet-style network in float32 (one luma channel; Large: 64 channels, 11 convolutions;
+    Small/Medium: 32 channels, 2/5): Conv 3x3 + Relu repeated, a last Conv 3x3 to scale^2 channels,
+    plus the anchor (the input repeated to scale^2 channels, a fixed 1x1 Conv of ones), then
+    DepthToSpace(scale, CRD)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    r2 = scale * scale
+    weights, nodes, x = {}, [], "x"
+    for k in range(convs):
+        m = r2 if k == convs - 1 else channels
+        c = 1 if k == 0 else channels
+        weights[f"w{k}"] = (rng.standard_normal((m, c, 3, 3)) * np.sqrt(2.0 / (9 * c)) * (0.5 if m == r2 else 1))
+        weights[f"b{k}"] = rng.standard_normal(m) * 0.05
+        nodes.append(helper.make_node("Conv", [x, f"w{k}", f"b{k}"], [f"c{k}"], pads=[1, 1, 1, 1], name=f"conv{k}"))
+        x = f"c{k}"
+        if k < convs - 1:
+            nodes.append(helper.make_node("Relu", [x], [f"r{k}"], name=f"relu{k}"))
+            x = f"r{k}"
+    weights["anchor_w"] = np.ones((r2, 1, 1, 1))
+    nodes += [helper.make_node("Conv", ["x", "anchor_w"], ["anchor"], name="anchor"),
+              helper.make_node("Add", [x, "anchor"], ["sum"], name="anchor_add"),
+              helper.make_node("DepthToSpace", ["sum"], ["y"], blocksize=scale, mode="CRD", name="shuffle")]
+    graph = helper.make_graph(nodes, f"quicksrnet_x{scale}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1, channels: int = 1) -> list:
     """Smooth image-like frames in [0, 1] with some noise (NCHW float32, batch 1)."""
     rng = np.random.default_rng(seed)

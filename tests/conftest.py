@@ -54,8 +54,8 @@ def pytest_testnodedown(node, error):                      # pytest-xdist's cont
 def pytest_terminal_summary(terminalreporter):
     if not _EXERCISED:
         return
-    from dmlvk.ops import depth_space, quantize, quantized_conv
-    names = [v.name for t in (depth_space.TABLE, quantized_conv.TABLE, quantize.TABLE) for v in t]
+    from dmlvk.ops.registry import TABLES
+    names = [v.name for t in TABLES for v in t]
     try:
         where = dmlvk.devices()[0].name
     except Exception:       # no device: nothing ran

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dmlvk.ops import depth_space, quantize, quantized_conv
+from dmlvk.ops import depth_space
+from dmlvk.ops.registry import TABLES
 from dmlvk.ops.variants import PushBlock, check_against_shaders, check_push_blocks
 from dmlvk.runtime import compiler
 
 pytestmark = pytest.mark.host      # the library's shape: imports, tables against shaders, generated documents
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = [depth_space.TABLE, quantized_conv.TABLE, quantize.TABLE]
 
 
 def import_graph(package: str) -> dict:

@@ -15,10 +15,11 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..enums import DataType, DepthSpaceOrder
+from ..enums import DataType, DepthSpaceOrder, TensorFlags
 from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
+from ..ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.quantized_conv import FILTER_CONSTANTS, QuantizedLinearConvolutionDesc, small_tensor_bytes
 from ..runtime.device import Device
 from ..tensor import TensorDesc
@@ -43,16 +44,28 @@ class Context:
 
 
 @dataclass(frozen=True)
+class TensorRef:
+    """A binding of a device operator that is a tensor of the graph (a second input the plan puts on
+    the device), named."""
+    name: str
+
+
+@dataclass(frozen=True)
 class Lowered:
     """A node lowered: its output's shape and dtype and how it is made. kind "device": op runs with
-    the node's input 0 and `bindings` (Buffers of the operator's other inputs, None where absent or
-    owned); "host": compute(input 0 as an array) gives the output; "view": input 0's bytes."""
+    the node's input 0 and `bindings` (for the operator's other inputs: Buffers of constants,
+    TensorRefs of the graph's tensors, None where absent or owned); "host": compute(input 0 as an
+    array) gives the output; "view": input 0's bytes."""
     kind: str
     shape: tuple
     dtype: np.dtype
     op: Optional[CompiledOperator] = None
     bindings: tuple = ()
     compute: Optional[Callable] = None
+
+    def reads(self, n: Node) -> list:
+        """The names of the graph's tensors the node's work reads."""
+        return [n.inputs[0]] + [b.name for b in self.bindings if isinstance(b, TensorRef)]
 
 
 @dataclass(frozen=True)
@@ -244,6 +257,87 @@ def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
     return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(np.int32), op, bindings)
 
 
+# ---- elementwise ---------------------------------------------------------------------------------
+
+def _add_arithmetic(n: Node, a_shape: tuple, b_shape: tuple) -> str:
+    """Which of onnxruntime's QLinearAdd loops computes the node, in the order its broadcaster asks:
+    A a single value (its term folded into the offset once, the roles swapped; also where both are
+    single values), B a single value, or both spans of one shape. Other broadcasts (a per-channel
+    constant, say) walk spans of mixed kinds there: refused."""
+    if int(np.prod(a_shape)) == 1:
+        return "onnxruntime-scalar-a"
+    if int(np.prod(b_shape)) == 1:
+        return "onnxruntime-scalar-b"
+    if tuple(a_shape) == tuple(b_shape):
+        return "onnxruntime"
+    raise _refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)} (equal shapes, or one a "
+                      f"single value)")
+
+
+def _broadcast(shape: tuple, out: tuple) -> tuple:
+    """Element strides that read a packed tensor of `shape` at the output's sizes (0 on broadcast axes)."""
+    shape = (1,) * (len(out) - len(shape)) + tuple(shape)
+    strides, acc = [0] * len(out), 1
+    for k in range(len(out) - 1, -1, -1):
+        strides[k] = acc if shape[k] != 1 else 0
+        acc *= shape[k]
+    return tuple(strides)
+
+
+def _qlinear_add_desc(n: Node, ctx: Context):
+    (a_shape, a_dt), (b_shape, b_dt) = ctx.input(n, 0), ctx.input(n, 3)
+    zps = [ctx.graph.consts[n.inputs[k]] for k in (2, 5, 7)]
+    if not (np.dtype(a_dt) == np.dtype(b_dt) == zps[0].dtype == zps[1].dtype == zps[2].dtype) \
+            or np.dtype(a_dt) not in (np.uint8, np.int8):
+        raise _refused(n, f"QLinearAdd of types {np.dtype(a_dt)} and {np.dtype(b_dt)} (one 8-bit type, as its "
+                          f"zero points)")
+    arithmetic = _add_arithmetic(n, a_shape, b_shape)
+    try:
+        out = tuple(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
+    except ValueError:
+        raise _refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)}") from None
+    if not 1 <= len(out) <= 8:
+        raise _refused(n, f"QLinearAdd of rank {len(out)} (1 to 8)")
+    t = DataType.from_numpy(np.dtype(a_dt))
+    one = lambda dt: TensorDesc(dt, (1,) * len(out), flags=TensorFlags.OWNED_BY_DML)
+    return _described(n, lambda: ElementWiseQuantizedLinearAddDesc(
+        TensorDesc(t, out, _broadcast(a_shape, out)), one(DataType.FLOAT32), one(t),
+        TensorDesc(t, out, _broadcast(b_shape, out)), one(DataType.FLOAT32), one(t), one(DataType.FLOAT32), one(t),
+        TensorDesc(t, out), arithmetic))
+
+
+def _check_qlinear_add(n: Node, graph: Graph) -> List[str]:
+    missing = [k for k in (1, 2, 4, 5, 6, 7) if not n.input(k) or n.inputs[k] not in graph.consts]
+    if missing:
+        return [f"{n.name}: QLinearAdd input {missing[0]} must be a constant (initializer)"]
+    if any(graph.consts[n.inputs[k]].size != 1 for k in (1, 2, 4, 5, 6, 7)):
+        return [f"{n.name}: QLinearAdd with scales or zero points of more than one value"]
+    return []
+
+
+def _infer_qlinear_add(n: Node, ctx: Context) -> tuple:
+    out = _qlinear_add_desc(n, ctx).output_tensor
+    return tuple(out.sizes), np.dtype(out.data_type.numpy_dtype)
+
+
+def _lower_qlinear_add(n: Node, ctx: Context) -> Lowered:
+    """QLinearAdd with onnxruntime's arithmetic: input B a constant (uploaded once) or a tensor of the
+    graph; the scales and zero points OWNED_BY_DML."""
+    desc = _qlinear_add_desc(n, ctx)
+    op = _described(n, lambda: ctx.device.create_operator(desc))
+    consts = ctx.graph.consts
+    raw = [None] + [small_tensor_bytes(np.asarray(consts[n.inputs[k]], np.float32 if k in (1, 4, 6) else None))
+                    for k in (1, 2)] + [None] + \
+        [small_tensor_bytes(np.asarray(consts[n.inputs[k]], np.float32 if k in (1, 4, 6) else None))
+         for k in (4, 5, 6, 7)]
+    op.initialize([a if i not in (0, 3) else None for i, a in enumerate(raw)])
+    b = consts.get(n.inputs[3])
+    b_binding = TensorRef(n.inputs[3]) if b is None else ctx.device.upload(small_tensor_bytes(b))
+    out = op.output_descs[0]
+    return Lowered("device", tuple(out.sizes), np.dtype(out.data_type.numpy_dtype), op,
+                   (None, None, b_binding, None, None, None, None))
+
+
 # ---- depth and space ----------------------------------------------------------------------------
 
 def _check_space_to_depth(n: Node, graph: Graph) -> List[str]:
@@ -373,6 +467,11 @@ LOWERINGS: Dict[str, Lowering] = {
     "QLinearConv": Lowering(_infer_qlinearconv, _lower_qlinearconv, _check_conv,
                             runs="QUANTIZED_LINEAR_CONVOLUTION on the device (2-D, 8-bit, per-tensor or per-channel "
                                  "filter parameters)"),
+    "QLinearAdd": Lowering(_infer_qlinear_add, _lower_qlinear_add, _check_qlinear_add,
+                           runs="ELEMENT_WISE_QUANTIZED_LINEAR_ADD's kernel on the device with onnxruntime's "
+                                "arithmetic (x86 with AVX2 and FMA): per-tensor parameters, equal shapes or one "
+                                "input a single value (a DequantizeLinear pair -> Add -> QuantizeLinear group "
+                                "fused into it first)"),
     "ConvInteger": Lowering(_infer_conv_integer, _lower_conv_integer, _check_conv,
                             runs="QUANTIZED_LINEAR_CONVOLUTION's int32 accumulator on the device"),
     "DepthToSpace": Lowering(_infer_depth_space, _lower_depth_space, layout=True,

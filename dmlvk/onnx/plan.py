@@ -18,7 +18,7 @@ from ..runtime.device import Buffer, Device
 from .graph import Graph
 from .hostcopy import POOL
 from . import passes
-from .lower import lower
+from .lower import TensorRef, lower
 
 RECYCLED = 4                 # output arrays a stream's plan keeps to reuse, per output
 
@@ -203,17 +203,24 @@ class Plan:
                 given_for[name] = target
                 if low.kind == "view":
                     given_for.setdefault(n.inputs[0], target)
+
+        def on_device(name: str) -> OnDevice:
+            """The tensor on the device: made by this stretch or an earlier one, else uploaded."""
+            src = bufs[name] if name in bufs else values[name]
+            if isinstance(src, OnDevice):
+                return src
+            a = np.asarray(src)
+            x = bufs[name] = OnDevice(Buffer(dev, max(-(-a.nbytes // 4) * 4, 4)), a.shape, a.dtype)
+            uploads.append((name, x.buffer))
+            return x
+
         for n, low in stretch.calls:
-            src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
             if low.kind == "view":        # a re-view: the same Buffer
+                src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
                 bufs[n.outputs[0]] = OnDevice(src.buffer, low.shape, src.dtype)
                 continue
-            if isinstance(src, OnDevice):
-                x = src
-            else:
-                a = np.asarray(src)
-                x = bufs[n.inputs[0]] = OnDevice(Buffer(dev, max(-(-a.nbytes // 4) * 4, 4)), a.shape, a.dtype)
-                uploads.append((n.inputs[0], x.buffer))
+            x = on_device(n.inputs[0])
+            bindings = [on_device(b.name).buffer if isinstance(b, TensorRef) else b for b in low.bindings]
             target = given_for.get(n.outputs[0])
             given = None if target is None else target[3]
             if given is not None:
@@ -223,7 +230,7 @@ class Plan:
             out_bytes = low.op.output_descs[0].total_bytes
             y = bufs[n.outputs[0]] = OnDevice(Buffer(dev, out_bytes) if given is None else given.buffer,
                                               low.shape, low.dtype)
-            commands.record(low.op, [x.buffer] + list(low.bindings), [y.buffer])
+            commands.record(low.op, [x.buffer] + bindings, [y.buffer])
         produced = {n.outputs[0]: bufs[n.outputs[0]] for n, _ in stretch.calls}
         later = self._needed_after(index)
         downloads = list({id(d.buffer): d.buffer for name, d in produced.items() if name in later}.values())
@@ -244,7 +251,7 @@ class Plan:
             elif kind == "host":
                 need.add(what[0].inputs[0])
             else:
-                need |= {n.inputs[0] for n, low in what.calls if low.kind != "view"}
+                need |= {name for n, low in what.calls if low.kind != "view" for name in low.reads(n)}
         out = set()
         for name in need:
             while name in alias:

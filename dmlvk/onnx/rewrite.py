@@ -3,6 +3,8 @@ graphs alone). Each keeps what the model computes bit for bit, as ONNX Runtime c
 
 - fuse_qdq: DequantizeLinear -> Conv (-> Relu or Clip) -> QuantizeLinear groups become QLinearConv,
   as ONNX Runtime's QDQ transformers do before its CPU kernels run;
+- fuse_qdq_add: DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear groups become QLinearAdd
+  (com.microsoft's, as ONNX Runtime's CPU provider fuses them);
 - commute: per-tensor DequantizeLinear moved after the layout ops that consume it, QuantizeLinear
   before the ones that produce its input (a permutation commutes with an elementwise map);
 - drop_requantize_pairs: DequantizeLinear -> QuantizeLinear with the same scale, zero point and type
@@ -17,7 +19,7 @@ import numpy as np
 
 from .graph import Graph, Node, per_tensor, qparams
 
-FUSED_OPS = {"Conv", "Relu", "Clip"}       # only inside a QDQ group
+FUSED_OPS = {"Conv", "Relu", "Clip", "Add"}       # only inside a QDQ group
 
 
 def fuse_qdq(graph: Graph) -> tuple:
@@ -109,6 +111,51 @@ def fuse_qdq(graph: Graph) -> tuple:
         if n.op in ("Relu", "Clip") and n.name not in reported:
             bad.append(f"{n.name}: {n.op} outside a DequantizeLinear -> Conv -> QuantizeLinear group")
     return current(), bad
+
+
+def fuse_qdq_add(graph: Graph) -> tuple:
+    """(graph, messages): each Add whose two inputs come from per-tensor DequantizeLinear nodes (of a
+    tensor or a constant) and whose output goes to one per-tensor QuantizeLinear alone (no graph
+    output), all three of one 8-bit type with constant parameters, made a QLinearAdd (A, A's scale and
+    zero point, B, B's, the output's), as ONNX Runtime's QDQ selectors fuse it for its CPU kernels.
+    The messages name the Add nodes left over, and why."""
+    nodes, consts = list(graph.nodes), dict(graph.consts)
+    bad = []
+    for add in [n for n in nodes if n.op == "Add"]:
+        g = graph.with_nodes(nodes, consts)
+        dqs = [g.maker(k) for k in add.inputs[:2]]
+        users = g.users(add.outputs[0])
+        q = users[0] if len(users) == 1 and add.outputs[0] not in g.output_names else None
+        group = dqs + [q]
+        if any(d is None for d in group) or [d.op for d in group] != ["DequantizeLinear"] * 2 + ["QuantizeLinear"] \
+                or not all(k in consts for d in group for k in d.inputs[1:3] if k):
+            bad.append(f"{add.name}: Add not in a DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear "
+                       f"group with constant quantization parameters (dmlvk runs it as QLinearAdd)")
+            continue
+        params = [qparams(dqs[0], g, _input_type(dqs[0], g)), qparams(dqs[1], g, _input_type(dqs[1], g)),
+                  qparams(q, g, np.uint8)]
+        types = {np.dtype(zp.dtype) for _, zp in params}
+        if any(s.size != 1 or zp.size != 1 for s, zp in params) or len(types) != 1 \
+                or types.pop() not in (np.dtype(np.uint8), np.dtype(np.int8)):
+            bad.append(f"{add.name}: Add between DequantizeLinear and QuantizeLinear nodes that are not per "
+                       f"tensor, of one 8-bit type (QLinearAdd's form)")
+            continue
+        ins = []
+        for k, (node, (_, zp)) in enumerate(zip(group, params)):
+            consts[f"{add.name}__zero_point{k}"] = np.asarray(zp).reshape(())
+            ins += ([node.inputs[0]] if k < 2 else []) + [node.inputs[1], f"{add.name}__zero_point{k}"]
+        nodes[nodes.index(add)] = Node("QLinearAdd", add.name, tuple(ins), (q.outputs[0],), {})
+        nodes.remove(q)
+    return graph.with_nodes(nodes, consts), bad
+
+
+def _input_type(dq: Node, graph: Graph):
+    """A DequantizeLinear's input type where its zero point or its constant input tells it, else uint8."""
+    zp = graph.const(dq.input(2))
+    if zp is not None:
+        return zp.dtype
+    x = graph.const(dq.input(0))
+    return np.uint8 if x is None else x.dtype
 
 
 def activation_is_saturation(act: Node, ys, yzp, graph: Graph) -> bool:

@@ -29,6 +29,16 @@ def dense_span(desc: TensorDesc) -> Optional[int]:
     return span if span == desc.element_count * desc.element_bytes else None
 
 
+def read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
+    """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
+    raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")
+    dt = np.dtype(dtype)
+    whole = desc.total_bytes // dt.itemsize * dt.itemsize   # the total need not be whole elements
+    view = np.lib.stride_tricks.as_strided(raw[:whole].view(dt), shape=desc.sizes,
+                                           strides=tuple(s * dt.itemsize for s in desc.effective_strides))
+    return np.array(view).reshape(-1)
+
+
 class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
     and its key, and a few programs recorded over the Buffers bound lately (past that, the

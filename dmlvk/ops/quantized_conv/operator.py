@@ -9,10 +9,9 @@ import numpy as np
 
 from ...enums import DataType, TensorFlags
 from ...runtime.commands import Program
-from ...runtime.device import Buffer, Device, host_bytes
+from ...runtime.device import Buffer, Device
 from ...runtime.kernel import VariantChoice
-from ...tensor import TensorDesc
-from ..base import CompiledOperator
+from ..base import CompiledOperator, read_elements
 from .layout import (BIAS, FILTER, FILTER_SCALE, FILTER_ZP, INPUT_SCALE, INPUT_ZP, OP, OUTPUT, OUTPUT_SCALE,
                      OUTPUT_ZP, FILTER_CONSTANTS, WP_SCRATCH)
 from .routines import float_output, plan
@@ -27,16 +26,6 @@ def requantization_multipliers(input_scale, filter_scale, output_scale) -> np.nd
     with np.errstate(all="ignore"):       # a zero or NaN scale is undefined behaviour (spec 4.4)
         return ((xs * ws).astype(np.float32) / ys).astype(np.float32)
 
-
-
-def _read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
-    """The logical elements of a small tensor (scale, zero point, bias) as a flat array."""
-    raw = binding.read() if isinstance(binding, Buffer) else host_bytes(binding, "binding")
-    dt = np.dtype(dtype)
-    whole = desc.total_bytes // dt.itemsize * dt.itemsize   # the total need not be whole elements
-    view = np.lib.stride_tricks.as_strided(raw[:whole].view(dt), shape=desc.sizes,
-                                           strides=tuple(s * dt.itemsize for s in desc.effective_strides))
-    return np.array(view).reshape(-1)
 
 
 class QuantizedLinearConvolutionOperator(CompiledOperator):
@@ -115,7 +104,7 @@ class QuantizedLinearConvolutionOperator(CompiledOperator):
         d = self.input_descs[slot]
         if d is None:
             return np.array([default])
-        return _read_elements(d, srcs[slot], d.data_type.numpy_dtype)
+        return read_elements(d, srcs[slot], d.data_type.numpy_dtype)
 
     def _per_m(self, v: np.ndarray) -> np.ndarray:
         return np.broadcast_to(v, (self.m,)) if v.size == 1 else v
