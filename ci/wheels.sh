@@ -26,7 +26,26 @@ rm -f "$out/dmlvk-$version.tar.gz"
 (cd "$root" && "$DMLVK_PY" -m build --sdist --no-isolation -o "$out" . > "$work/sdist.log" 2>&1) \
   || { tail -30 "$work/sdist.log" >&2; exit 1; }
 sdist="$out/dmlvk-$version.tar.gz"
-rm -rf "$work/src" && mkdir -p "$work/src" && tar -xzf "$sdist" -C "$work/src"
+# The sdist's files all carry one fixed time: unpacked beside the last build's copy, only the files
+# whose bytes changed are copied in (with the present time), so the incremental build sees them.
+rm -rf "$work/unpacked" && mkdir -p "$work/unpacked" "$work/src" && tar -xzf "$sdist" -C "$work/unpacked"
+"$DMLVK_PY" - "$work/unpacked/dmlvk-$version" "$work/src/dmlvk-$version" <<'PY'
+import filecmp, os, shutil, sys
+new, old = sys.argv[1:]
+if os.path.isdir(old):
+    for root, _, files in os.walk(old):               # files the sdist no longer has
+        for f in files:
+            if not os.path.exists(os.path.join(new, os.path.relpath(os.path.join(root, f), old))):
+                os.remove(os.path.join(root, f))
+for root, _, files in os.walk(new):
+    for f in files:
+        a = os.path.join(root, f)
+        b = os.path.join(old, os.path.relpath(a, new))
+        if not os.path.exists(b) or not filecmp.cmp(a, b, shallow=False):
+            os.makedirs(os.path.dirname(b), exist_ok=True)
+            shutil.copyfile(a, b)
+PY
+rm -rf "$work/unpacked"
 src="$work/src/dmlvk-$version"
 echo "$(basename "$sdist") $(stat -c %s "$sdist") $((SECONDS - t0))"
 

@@ -29,6 +29,12 @@ typedef struct {
   UINT GroupCount;
 } DML_QLC_DESC;
 
+/* ELEMENT_WISE_QUANTIZED_LINEAR_ADD (147) */
+typedef struct {
+  const DML_TENSOR_DESC *Tensors[9];    /* A, AScale, AZeroPoint, B, BScale, BZeroPoint, OutputScale,
+                                           OutputZeroPoint, Output */
+} DML_QLADD_DESC;
+
 #define DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
 #define DML_FEATURE_FEATURE_LEVELS 1
 typedef struct { UINT Count; const INT *Levels; } DML_FEATURE_LEVELS_QUERY;

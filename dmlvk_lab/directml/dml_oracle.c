@@ -5,10 +5,11 @@
  *
  * CASES (little-endian, written by oracle.py):
  *   "DMLC" u32 version(1) u32 count, then per case:
- *   u32 operator (68, 69, 113, 114, 120), u32 execute (1: run it if DirectML accepts it),
+ *   u32 operator (68, 69, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
  *   depth/space: tensor Input, tensor Output, u32 BlockSize, i32 Order;
  *   QLC: 10 tensors (DirectML's order), u32 DimensionCount, DimensionCount u32 each of Strides,
  *        Dilations, StartPadding, EndPadding, u32 GroupCount;
+ *   quantized add: 9 tensors (DirectML's order);
  *   tensor: u32 kind (0 null, 1 buffer, 2 a desc of Type INVALID), and for 1 and 2: u32 DataType,
  *        u32 Flags, u32 DimensionCount, Sizes, u32 has_strides, Strides (if any), u64 TotalTensorSizeInBytes,
  *        u32 GuaranteedBaseOffsetAlignment;
@@ -256,6 +257,7 @@ static void run_case(FILE *res) {
   Tensor t[10];
   DML_DEPTH_SPACE_DESC ds;
   DML_QLC_DESC qc;
+  DML_QLADD_DESC qa;
   DML_OPERATOR_DESC od;
   UINT arrays[4][MAX_DIMS];
   int n = 0;
@@ -267,8 +269,12 @@ static void run_case(FILE *res) {
 
   memset(&ds, 0, sizeof ds);
   memset(&qc, 0, sizeof qc);
+  memset(&qa, 0, sizeof qa);
   od.Type = type;
-  if (type == 120) {
+  if (type == 147) {
+    for (n = 0; n < 9; n++) qa.Tensors[n] = read_tensor(&t[n]);
+    od.Desc = &qa;
+  } else if (type == 120) {
     for (n = 0; n < 10; n++) qc.Tensors[n] = read_tensor(&t[n]);
     qc.DimensionCount = u32();
     if (qc.DimensionCount > MAX_DIMS) die("DimensionCount too large for the case file");

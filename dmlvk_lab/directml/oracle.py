@@ -87,8 +87,8 @@ def _tensor(t: Optional[TensorDesc]) -> bytes:
 
 def operator_tensors(desc) -> List[Optional[TensorDesc]]:
     """The description's tensors in DirectML's binding order, the output last."""
-    if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
-        return desc.tensors()
+    if isinstance(desc, (dmlvk.QuantizedLinearConvolutionDesc, dmlvk.ElementWiseQuantizedLinearAddDesc)):
+        return list(desc.tensors())
     return [desc.input_tensor, desc.output_tensor]
 
 
@@ -99,6 +99,8 @@ def expressible(desc) -> Optional[str]:
             return "a tensor is not a TensorDesc"
         if t is not None and (len(t.sizes) > 16 or t.total_bytes >= 2**64):
             return "a tensor's rank or size does not fit the case file"
+    if isinstance(desc, dmlvk.ElementWiseQuantizedLinearAddDesc):
+        return None if desc.arithmetic == "directml" else "onnxruntime's arithmetic is no DirectML description"
     if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         lengths = {len(desc.strides), len(desc.dilations), len(desc.start_padding), len(desc.end_padding)}
         if any(not 0 <= v <= 0xFFFFFFFF for a in (desc.strides, desc.dilations, desc.start_padding,
@@ -128,7 +130,9 @@ def encode(case: Case) -> bytes:
         raise ValueError(f"not a DirectML description: {why}")
     tensors = operator_tensors(desc)
     out = _u32(int(desc.operator_type), int(case.buffers is not None))
-    if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
+    if isinstance(desc, dmlvk.ElementWiseQuantizedLinearAddDesc):
+        out += b"".join(_tensor(t) for t in tensors)
+    elif isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         out += b"".join(_tensor(t) for t in tensors)
         out += _u32(len(desc.strides), *desc.strides, *desc.dilations, *desc.start_padding, *desc.end_padding,
                     desc.group_count)
