@@ -100,7 +100,8 @@ def quantized_linear_convolution(x, x_scale, x_zp, w, w_scale, w_zp, bias, y_sca
 def quantized_linear_add(a, a_scale, a_zp, b, b_scale, b_zp, out_scale, out_zp, output_dtype) -> np.ndarray:
     """ELEMENT_WISE_QUANTIZED_LINEAR_ADD by its documented formula (spec zoo 2.2), element by element
     in float32: round_half_even(((a - aZP) * aScale + (b - bZP) * bScale) / outScale) + outZP,
-    saturated (a NaN quotient as 0: dmlvk's choice). a and b are broadcast to one shape."""
+    saturated (a NaN quotient as the type's lowest value, as DirectML gives). a and b are broadcast
+    to one shape."""
     f32 = np.float32
     info = np.iinfo(output_dtype)
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
@@ -109,5 +110,5 @@ def quantized_linear_add(a, a_scale, a_zp, b, b_scale, b_zp, out_scale, out_zp, 
         total = (a.astype(np.int64) - zp(a_zp)).astype(f32) * f32(a_scale) \
             + (b.astype(np.int64) - zp(b_zp)).astype(f32) * f32(b_scale)
         q = np.rint((total.astype(f32) / f32(out_scale)).astype(f32)).astype(np.float64)
-    q = np.where(np.isnan(q), 0.0, q) + zp(out_zp)
+    q = np.where(np.isnan(q), info.min, q + zp(out_zp))
     return np.clip(q, info.min, info.max).astype(output_dtype)

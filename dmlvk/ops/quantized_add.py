@@ -4,8 +4,10 @@ table the host computes from the bound scales and zero points. Two arithmetics f
 
 - DirectML's documented formula (the operator): float32 (A - AZeroPoint) * AScale plus the same of B,
   divided by OutputScale (the correctly rounded float32 quotient), rounded half to even, plus
-  OutputZeroPoint, saturated. A NaN sum (a zero or NaN scale) gives the output zero point, saturated:
-  dmlvk's choice, not yet measured against DirectML.
+  OutputZeroPoint, saturated; a NaN quotient (a NaN scale, 0 / 0) gives the type's lowest value. As
+  the release DirectML computes it: equal on 7,864,320 pairs of bytes under 120 random parameter sets,
+  and for zero, NaN, infinite and negative output scales (dmlvk_lab/directml, tests/test_directml.py);
+  adding the zero point before rounding differed on 21 of them.
 - onnxruntime's QLinearAdd on x86 CPUs with AVX2 and FMA (MLAS; spec zoo 10.2), which the ONNX
   runner follows: the ratios AScale / OutputScale and BScale / OutputScale and the offset
   OutputZeroPoint - fma(AZeroPoint, ratio_A, ratio_B * BZeroPoint) in float32, then per element
@@ -69,7 +71,7 @@ def directml_table(a_scale, a_zp, b_scale, b_zp, out_scale, out_zp, a_type, b_ty
         q = (av[:, None] + bv[None, :]) / f32(out_scale)
         lo, hi = (-128, 127) if out_type == DataType.INT8 else (0, 255)
         q = np.rint(np.clip(q, f32(lo - int(out_zp) - 1), f32(hi - int(out_zp) + 1)))     # half to even
-        q = np.where(np.isnan(q), f32(0), q) + f32(int(out_zp))
+        q = np.where(np.isnan(q), f32(lo), q + f32(int(out_zp)))          # NaN: the lowest value (measured)
     return _saturated(q, out_type).reshape(-1)
 
 
