@@ -79,6 +79,76 @@ def quicksrnet(scale: int = 2, channels: int = 64, convs: int = 11, seed: int = 
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
+def srvgg(scale: int = 4, channels: int = 64, convs: int = 16, seed: int = 0, leaky: bool = False):
+    """A Real-ESRGAN-General-style network (SRVGGNetCompact) in float32, one luma channel: Conv 3x3 +
+    PRelu (per channel; LeakyRelu(0.2) where leaky) repeated, a last Conv 3x3 to scale^2 channels,
+    DepthToSpace(scale, CRD), plus the input resized by nearest (what PyTorch's interpolate exports:
+    asymmetric, floor)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    r2 = scale * scale
+    weights, nodes, x = {}, [], "x"
+    for k in range(convs):
+        m, c = (r2 if k == convs - 1 else channels), (1 if k == 0 else channels)
+        weights[f"w{k}"] = rng.standard_normal((m, c, 3, 3)) * np.sqrt(2.0 / (9 * c)) * (0.5 if m == r2 else 1)
+        weights[f"b{k}"] = rng.standard_normal(m) * 0.05
+        nodes.append(helper.make_node("Conv", [x, f"w{k}", f"b{k}"], [f"c{k}"], pads=[1, 1, 1, 1], name=f"conv{k}"))
+        x = f"c{k}"
+        if k < convs - 1:
+            if leaky:
+                nodes.append(helper.make_node("LeakyRelu", [x], [f"a{k}"], alpha=0.2, name=f"act{k}"))
+            else:
+                weights[f"slope{k}"] = rng.uniform(0.05, 0.3, (m, 1, 1))
+                nodes.append(helper.make_node("PRelu", [x, f"slope{k}"], [f"a{k}"], name=f"act{k}"))
+            x = f"a{k}"
+    weights["scales"] = np.array([1, 1, scale, scale])
+    nodes += [helper.make_node("DepthToSpace", [x], ["up"], blocksize=scale, mode="CRD", name="shuffle"),
+              helper.make_node("Resize", ["x", "", "scales"], ["base"], mode="nearest",
+                               coordinate_transformation_mode="asymmetric", nearest_mode="floor", name="resize"),
+              helper.make_node("Add", ["up", "base"], ["y"], name="base_add")]
+    graph = helper.make_graph(nodes, f"srvgg_x{scale}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def xlsr(scale: int = 3, channels: int = 16, branches: int = 4, seed: int = 0):
+    """An XLSR-style network in float32, one luma channel: a Conv 3x3 stem and `branches` grouped 3x3
+    convolutions of the input (groups of 4 channels) joined by Concat on the channels, a 1x1 Conv,
+    Relu, a last Conv 3x3 to scale^2 channels, plus the input tiled to scale^2 channels (the anchor),
+    DepthToSpace(scale, CRD)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    r2 = scale * scale
+    he = lambda shape: rng.standard_normal(shape) * np.sqrt(2.0 / int(np.prod(shape[1:])))
+    weights = {"w_stem": he((channels, 1, 3, 3)), "b_stem": rng.standard_normal(channels) * 0.05,
+               "w_mix": he((channels, channels * branches, 1, 1)), "b_mix": rng.standard_normal(channels) * 0.05,
+               "w_out": he((r2, channels, 3, 3)) * 0.5, "b_out": rng.standard_normal(r2) * 0.05,
+               "repeats": np.array([1, r2, 1, 1])}
+    nodes = [helper.make_node("Conv", ["x", "w_stem", "b_stem"], ["stem"], pads=[1, 1, 1, 1], name="stem"),
+             helper.make_node("Relu", ["stem"], ["stem_r"], name="stem_relu")]
+    for k in range(branches):
+        weights[f"w_g{k}"] = he((channels, 4, 3, 3))
+        weights[f"b_g{k}"] = rng.standard_normal(channels) * 0.05
+        nodes += [helper.make_node("Conv", ["stem_r", f"w_g{k}", f"b_g{k}"], [f"g{k}"], pads=[1, 1, 1, 1],
+                                   group=channels // 4, name=f"grouped{k}"),
+                  helper.make_node("Relu", [f"g{k}"], [f"gr{k}"], name=f"grouped_relu{k}")]
+    nodes += [helper.make_node("Concat", [f"gr{k}" for k in range(branches)], ["cat"], axis=1, name="concat"),
+              helper.make_node("Conv", ["cat", "w_mix", "b_mix"], ["mix"], name="mix"),
+              helper.make_node("Relu", ["mix"], ["mix_r"], name="mix_relu"),
+              helper.make_node("Conv", ["mix_r", "w_out", "b_out"], ["res"], pads=[1, 1, 1, 1], name="out"),
+              helper.make_node("Tile", ["x", "repeats"], ["anchor"], name="anchor"),
+              helper.make_node("Add", ["res", "anchor"], ["sum"], name="anchor_add"),
+              helper.make_node("DepthToSpace", ["sum"], ["y"], blocksize=scale, mode="CRD", name="shuffle")]
+    graph = helper.make_graph(nodes, f"xlsr_x{scale}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v, np.int64 if k == "repeats" else np.float32), k)
+                               for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1, channels: int = 1) -> list:
     """Smooth image-like frames in [0, 1] with some noise (NCHW float32, batch 1)."""
     rng = np.random.default_rng(seed)

@@ -9,98 +9,26 @@ make. Adding an op is one entry here plus its tests."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
 from ..enums import DataType, DepthSpaceOrder, TensorFlags
-from ..ops.base import CompiledOperator
 from ..ops.depth_space import DepthToSpace1Desc, SpaceToDepth1Desc
 from ..ops.quantize import QuantizeLinearDesc
 from ..ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.quantized_conv import FILTER_CONSTANTS, QuantizedLinearConvolutionDesc, small_tensor_bytes
-from ..runtime.device import Device
 from ..tensor import TensorDesc
-from .graph import Graph, Node, UnsupportedModelError
+from .graph import Graph, Node
+from . import moves
+from .lowering import Context, Lowered, Lowering, TensorRef, constant_inputs, described, refused
 from .qdq import dequantize_linear, quantize_linear
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a lowering sees, decided before any node is lowered (passes.prepare): the graph, the
-    device, the (shape, dtype) of every tensor (while inferring them: of those inferred so far, the
-    inputs fed and the constants included), whether Q/DQ must stay on the host, and the strides of
-    the intermediate tensors the layout pass laid out otherwise than packed."""
-    graph: Graph
-    device: Device
-    shapes: Mapping[str, tuple]
-    host_quantization: bool = False
-    layouts: Mapping[str, tuple] = field(default_factory=lambda: MappingProxyType({}))
-
-    def input(self, n: Node, k: int = 0) -> tuple:
-        return self.shapes[n.inputs[k]]
-
-
-@dataclass(frozen=True)
-class TensorRef:
-    """A binding of a device operator that is a tensor of the graph (a second input the plan puts on
-    the device), named."""
-    name: str
-
-
-@dataclass(frozen=True)
-class Lowered:
-    """A node lowered: its output's shape and dtype and how it is made. kind "device": op runs with
-    the node's input 0 and `bindings` (for the operator's other inputs: Buffers of constants,
-    TensorRefs of the graph's tensors, None where absent or owned); "host": compute(input 0 as an
-    array) gives the output; "view": input 0's bytes."""
-    kind: str
-    shape: tuple
-    dtype: np.dtype
-    op: Optional[CompiledOperator] = None
-    bindings: tuple = ()
-    compute: Optional[Callable] = None
-
-    def reads(self, n: Node) -> list:
-        """The names of the graph's tensors the node's work reads."""
-        return [n.inputs[0]] + [b.name for b in self.bindings if isinstance(b, TensorRef)]
-
-
-@dataclass(frozen=True)
-class Lowering:
-    """An op's entry: infer(node, Context) -> (shape, dtype) of its output; lower(node, Context) ->
-    Lowered; check(node, graph) -> messages (empty where dmlvk runs the node); layout: a permutation
-    or re-view of its input, so per-tensor (de)quantization commutes with it (rewrite.commute); runs:
-    what runs it, in a line (docs/onnx-ops.md lists the entries); fuses: for a fused node type, which
-    no model contains and a plan-time pass makes (passes.py), the ops it stands for."""
-    infer: Callable[[Node, Context], tuple]
-    lower: Callable[[Node, Context], Lowered]
-    check: Callable[[Node, Graph], List[str]] = field(default=lambda n, g: [])
-    layout: bool = False
-    runs: str = ""
-    fuses: Tuple[str, ...] = ()
-
-
-def _constant_inputs(ks) -> Callable[[Node, Graph], List[str]]:
-    """A check: inputs ks given (where required) and constants (where given)."""
-    def check(n: Node, graph: Graph) -> List[str]:
-        for k in ks:
-            if n.input(k) and n.input(k) not in graph.consts:
-                return [f"{n.name}: {n.op} input {k} must be a constant (initializer)"]
-        return []
-    return check
-
-
-def _refused(n: Node, why) -> UnsupportedModelError:
-    return UnsupportedModelError(f"{n.name}: {why}")
 
 
 def _eight_bit_4d(n: Node, ctx: Context) -> tuple:
     shape, dt = ctx.input(n)
     if dt not in (np.uint8, np.int8) or len(shape) != 4:
-        raise _refused(n, f"{n.op} input of dtype {dt}, shape {shape}")
+        raise refused(n, f"{n.op} input of dtype {dt}, shape {shape}")
     return shape, dt
 
 
@@ -129,15 +57,6 @@ def _conv_geometry(n: Node) -> dict:
                 start_padding=(pt, pl), end_padding=(pb, pr), group_count=int(n.attrs.get("group", 1)))
 
 
-def _described(n: Node, make):
-    """make() with a description's ValidationError (or another ValueError: a device limit, an
-    unknown mode) as the node's UnsupportedModelError."""
-    try:
-        return make()
-    except ValueError as e:
-        raise _refused(n, e) from None
-
-
 def qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, out_strides=None):
     """(description, its constants as the operator binds them) of a QLinearConv node with an input of
     this shape and dtype, the input and output laid out with these strides (None: packed NCHW)."""
@@ -148,15 +67,15 @@ def qlinearconv_desc(n: Node, ctx: Context, shape: tuple, dt, in_strides=None, o
                             ("w_zero_point", wzp, {1, m}), ("y_scale", ys, {1}), ("y_zero_point", yzp, {1}),
                             ("B", bias, {m})):
         if a is not None and a.size not in counts:
-            raise _refused(n, f"QLinearConv {name} of {a.size} values ({' or '.join(map(str, sorted(counts)))})")
+            raise refused(n, f"QLinearConv {name} of {a.size} values ({' or '.join(map(str, sorted(counts)))})")
     if w.dtype not in (np.int8, np.uint8) or wzp.dtype != w.dtype or yzp.dtype not in (np.int8, np.uint8) \
             or (bias is not None and bias.dtype != np.int32):
-        raise _refused(n, f"QLinearConv of types w {w.dtype}, w_zero_point {wzp.dtype}, y_zero_point {yzp.dtype}")
+        raise refused(n, f"QLinearConv of types w {w.dtype}, w_zero_point {wzp.dtype}, y_zero_point {yzp.dtype}")
     ws, wzp = ws.astype(np.float32).reshape(-1), wzp.reshape(-1)
     if wzp.size != ws.size:       # DirectML wants a zero point of its scale's Sizes
         ws, wzp = np.broadcast_to(ws, (m,)).copy(), np.broadcast_to(wzp, (m,)).copy()
     to_type = DataType.from_numpy
-    desc = _described(n, lambda: QuantizedLinearConvolutionDesc.of(
+    desc = described(n, lambda: QuantizedLinearConvolutionDesc.of(
         TensorDesc(to_type(dt), shape, in_strides), TensorDesc(to_type(w.dtype), w.shape), filter_scale_count=ws.size,
         input_zero_point=True, filter_zero_point=True, bias=bias is not None, output_data_type=to_type(yzp.dtype),
         output_zero_point=True, owned_constants=True, **_conv_geometry(n)))
@@ -189,7 +108,7 @@ def _infer_qlinearconv(n: Node, ctx: Context) -> tuple:
 def _lower_qlinearconv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
     desc, raw = qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]), ctx.layouts.get(n.outputs[0]))
-    return _conv_lowered(_described(n, lambda: ctx.device.create_operator(desc)), raw, ctx)
+    return _conv_lowered(described(n, lambda: ctx.device.create_operator(desc)), raw, ctx)
 
 
 def _conv_lowered(op, raw: list, ctx: Context) -> Lowered:
@@ -219,7 +138,7 @@ def _infer_dequantized_conv(n: Node, ctx: Context) -> tuple:
 def _lower_dequantized_conv(n: Node, ctx: Context) -> Lowered:
     shape, dt = _eight_bit_4d(n, ctx)
     desc, raw = qlinearconv_desc(n, ctx, shape, dt, ctx.layouts.get(n.inputs[0]))
-    op = _described(n, lambda: desc.compile_dequantized(ctx.device, n.attrs["dequantize"]))
+    op = described(n, lambda: desc.compile_dequantized(ctx.device, n.attrs["dequantize"]))
     if op is None:
         raise RuntimeError(f"{n.name}: the convolution's plan does not fold its DequantizeLinear, which "
                            "layouts.folds_dequantized answered it would")
@@ -230,7 +149,7 @@ def _conv_integer_desc(n: Node, ctx: Context):
     shape, dt = _eight_bit_4d(n, ctx)
     w, wzp = ctx.graph.consts[n.inputs[1]], ctx.graph.const(n.input(3))
     to_type = DataType.from_numpy
-    return _described(n, lambda: QuantizedLinearConvolutionDesc.of(
+    return described(n, lambda: QuantizedLinearConvolutionDesc.of(
         TensorDesc(to_type(dt), shape), TensorDesc(to_type(w.dtype), w.shape),
         filter_scale_count=w.shape[0] if wzp is not None and wzp.size > 1 else 1,
         input_zero_point=n.input(2) is not None, filter_zero_point=wzp is not None, int32_output=True,
@@ -247,7 +166,7 @@ def _lower_conv_integer(n: Node, ctx: Context) -> Lowered:
     xzp, wzp = ctx.graph.const(n.input(2)), ctx.graph.const(n.input(3))
     per_channel = wzp is not None and wzp.size > 1
     dev = ctx.device
-    op = _described(n, lambda: dev.operator(desc))
+    op = described(n, lambda: dev.operator(desc))
     upload = lambda a: None if a is None else dev.upload(small_tensor_bytes(a))
     ones = upload(np.float32([1.0]))                 # the scales the layout requires, unused
     filter_ones = upload(np.ones(w.shape[0] if per_channel else 1, np.float32))
@@ -270,7 +189,7 @@ def _add_arithmetic(n: Node, a_shape: tuple, b_shape: tuple) -> str:
         return "onnxruntime-scalar-b"
     if tuple(a_shape) == tuple(b_shape):
         return "onnxruntime"
-    raise _refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)} (equal shapes, or one a "
+    raise refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)} (equal shapes, or one a "
                       f"single value)")
 
 
@@ -289,18 +208,18 @@ def _qlinear_add_desc(n: Node, ctx: Context):
     zps = [ctx.graph.consts[n.inputs[k]] for k in (2, 5, 7)]
     if not (np.dtype(a_dt) == np.dtype(b_dt) == zps[0].dtype == zps[1].dtype == zps[2].dtype) \
             or np.dtype(a_dt) not in (np.uint8, np.int8):
-        raise _refused(n, f"QLinearAdd of types {np.dtype(a_dt)} and {np.dtype(b_dt)} (one 8-bit type, as its "
+        raise refused(n, f"QLinearAdd of types {np.dtype(a_dt)} and {np.dtype(b_dt)} (one 8-bit type, as its "
                           f"zero points)")
     arithmetic = _add_arithmetic(n, a_shape, b_shape)
     try:
         out = tuple(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
     except ValueError:
-        raise _refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)}") from None
+        raise refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)}") from None
     if not 1 <= len(out) <= 8:
-        raise _refused(n, f"QLinearAdd of rank {len(out)} (1 to 8)")
+        raise refused(n, f"QLinearAdd of rank {len(out)} (1 to 8)")
     t = DataType.from_numpy(np.dtype(a_dt))
     one = lambda dt: TensorDesc(dt, (1,) * len(out), flags=TensorFlags.OWNED_BY_DML)
-    return _described(n, lambda: ElementWiseQuantizedLinearAddDesc(
+    return described(n, lambda: ElementWiseQuantizedLinearAddDesc(
         TensorDesc(t, out, _broadcast(a_shape, out)), one(DataType.FLOAT32), one(t),
         TensorDesc(t, out, _broadcast(b_shape, out)), one(DataType.FLOAT32), one(t), one(DataType.FLOAT32), one(t),
         TensorDesc(t, out), arithmetic))
@@ -324,7 +243,7 @@ def _lower_qlinear_add(n: Node, ctx: Context) -> Lowered:
     """QLinearAdd with onnxruntime's arithmetic: input B a constant (uploaded once) or a tensor of the
     graph; the scales and zero points OWNED_BY_DML."""
     desc = _qlinear_add_desc(n, ctx)
-    op = _described(n, lambda: ctx.device.create_operator(desc))
+    op = described(n, lambda: ctx.device.create_operator(desc))
     consts = ctx.graph.consts
     raw = [None] + [small_tensor_bytes(np.asarray(consts[n.inputs[k]], np.float32 if k in (1, 4, 6) else None))
                     for k in (1, 2)] + [None] + \
@@ -348,10 +267,10 @@ def _check_space_to_depth(n: Node, graph: Graph) -> List[str]:
 def _depth_space_desc(n: Node, ctx: Context):
     shape, dt = ctx.input(n)
     if n.op == "DepthToSpace":
-        desc_cls, order = DepthToSpace1Desc, _described(n, lambda: DepthSpaceOrder.parse(n.attr("mode", "DCR")))
+        desc_cls, order = DepthToSpace1Desc, described(n, lambda: DepthSpaceOrder.parse(n.attr("mode", "DCR")))
     else:
         desc_cls, order = SpaceToDepth1Desc, DepthSpaceOrder.DEPTH_COLUMN_ROW
-    return _described(n, lambda: desc_cls.of(TensorDesc(DataType.from_numpy(dt), shape), int(n.attrs["blocksize"]),
+    return described(n, lambda: desc_cls.of(TensorDesc(DataType.from_numpy(dt), shape), int(n.attrs["blocksize"]),
                                              order))
 
 
@@ -362,7 +281,7 @@ def _infer_depth_space(n: Node, ctx: Context) -> tuple:
 def _lower_depth_space(n: Node, ctx: Context) -> Lowered:
     desc = _depth_space_desc(n, ctx)
     return Lowered("device", tuple(desc.output_tensor.sizes), np.dtype(ctx.input(n)[1]),
-                   _described(n, lambda: ctx.device.operator(desc)))
+                   described(n, lambda: ctx.device.operator(desc)))
 
 
 # ---- quantization -------------------------------------------------------------------------------
@@ -413,7 +332,7 @@ def _reshaped(n: Node, shape: tuple, graph: Graph) -> tuple:
         known = int(np.prod([v for v in out if v != -1]))
         out[out.index(-1)] = int(np.prod(shape)) // max(known, 1)
     if int(np.prod(out)) != int(np.prod(shape)):
-        raise _refused(n, f"Reshape of {tuple(shape)} to {tuple(target)}")
+        raise refused(n, f"Reshape of {tuple(shape)} to {tuple(target)}")
     return tuple(out)
 
 
@@ -435,14 +354,14 @@ def _squeezed(n: Node, shape: tuple, graph: Graph) -> tuple:
         return tuple(s for s in shape if s != 1)
     axes = {a % len(shape) for a in axes} if shape else set()
     if any(shape[a] != 1 for a in axes) or len(axes) != len(_axes(n, graph)):
-        raise _refused(n, f"Squeeze of axes {_axes(n, graph)} of a tensor of shape {shape}")
+        raise refused(n, f"Squeeze of axes {_axes(n, graph)} of a tensor of shape {shape}")
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 
 
 def _unsqueezed(n: Node, shape: tuple, graph: Graph) -> tuple:
     axes, rank = _axes(n, graph), len(shape) + len(_axes(n, graph) or [])
     if not axes or len({a % rank for a in axes}) != len(axes) or any(not -rank <= a < rank for a in axes):
-        raise _refused(n, f"Unsqueeze of axes {axes} of a tensor of shape {shape}")
+        raise refused(n, f"Unsqueeze of axes {axes} of a tensor of shape {shape}")
     out, rest = [], iter(shape)
     wanted = {a % rank for a in axes}
     for i in range(rank):
@@ -472,16 +391,35 @@ LOWERINGS: Dict[str, Lowering] = {
                                 "arithmetic (x86 with AVX2 and FMA): per-tensor parameters, equal shapes or one "
                                 "input a single value (a DequantizeLinear pair -> Add -> QuantizeLinear group "
                                 "fused into it first)"),
+    "QLinearConcat": Lowering(moves.infer_concat, moves.lower_concat,
+                              runs="a move of each input into its slice of the output on the device, through "
+                                   "onnxruntime's requantization table where its scale or zero point differs "
+                                   "from the output's (a DequantizeLinear per input -> Concat -> QuantizeLinear "
+                                   "group fused into it first)"),
+    "QLinearLeakyRelu": Lowering(moves.infer_elementwise, moves.lower_leaky_relu,
+                                 runs="onnxruntime's 256-entry table on the device (a DequantizeLinear -> "
+                                      "LeakyRelu -> QuantizeLinear group fused into it first)"),
+    "QLinearPRelu": Lowering(moves.infer_elementwise, moves.lower_prelu,
+                             runs="a 256-entry table per slope value on the device, onnxruntime's DequantizeLinear "
+                                  "-> PRelu -> QuantizeLinear in float32 (such a group fused into it first; one "
+                                  "slope, or one per channel of an axis)"),
+    "Tile": Lowering(moves.infer_tile, moves.lower_tile, moves.check_tile, layout=True,
+                     runs="a move of 8-bit elements on the device (constant repeats; a DequantizeLinear before it "
+                          "moved after it)"),
+    "Resize": Lowering(moves.infer_resize, moves.lower_resize, moves.check_resize, layout=moves.resize_moves_data,
+                       runs="a move of 8-bit elements on the device: nearest, each element repeated a whole number "
+                            "of times on each axis as onnxruntime picks them (any coordinate transformation and "
+                            "nearest mode; constant scales or sizes)"),
     "ConvInteger": Lowering(_infer_conv_integer, _lower_conv_integer, _check_conv,
                             runs="QUANTIZED_LINEAR_CONVOLUTION's int32 accumulator on the device"),
     "DepthToSpace": Lowering(_infer_depth_space, _lower_depth_space, layout=True,
                              runs="DEPTH_TO_SPACE1 on the device (DCR, CRD)"),
     "SpaceToDepth": Lowering(_infer_depth_space, _lower_depth_space, _check_space_to_depth, layout=True,
                              runs="SPACE_TO_DEPTH1 on the device (DCR)"),
-    "QuantizeLinear": Lowering(_infer_qdq, _lower_qdq, _constant_inputs((1, 2)),
+    "QuantizeLinear": Lowering(_infer_qdq, _lower_qdq, constant_inputs((1, 2)),
                                runs="float32 to 8 bits on the device where it has shaderFloat64, else on the host "
                                     "(constant parameters, per tensor or per axis)"),
-    "DequantizeLinear": Lowering(_infer_qdq, _lower_qdq, _constant_inputs((1, 2)),
+    "DequantizeLinear": Lowering(_infer_qdq, _lower_qdq, constant_inputs((1, 2)),
                                  runs="8 bits to float32 on the device (constant parameters, per tensor or per axis)"),
     "Identity": _view(lambda n, shape, g: shape, runs=_VIEW),
     "Reshape": _view(_reshaped, check=_check_reshape, runs=_VIEW + " (a constant shape)"),
@@ -497,6 +435,12 @@ LOWERINGS: Dict[str, Lowering] = {
 }
 MODEL_OPS = frozenset(op for op, entry in LOWERINGS.items() if not entry.fuses)
 LAYOUT_OPS = frozenset(op for op, entry in LOWERINGS.items() if entry.layout)
+
+
+def moves_data(n: Node) -> bool:
+    """Whether the node only moves or re-views its input's elements (rewrite.commute's question)."""
+    entry = LOWERINGS.get(n.op)
+    return entry is not None and entry.moves_data(n)
 
 
 def lower(n: Node, ctx: Context) -> Lowered:

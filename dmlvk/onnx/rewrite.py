@@ -5,6 +5,9 @@ graphs alone). Each keeps what the model computes bit for bit, as ONNX Runtime c
   as ONNX Runtime's QDQ transformers do before its CPU kernels run;
 - fuse_qdq_add: DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear groups become QLinearAdd
   (com.microsoft's, as ONNX Runtime's CPU provider fuses them);
+- fuse_qdq_lookups: DequantizeLinear(s) -> Concat / LeakyRelu / PRelu -> QuantizeLinear groups become
+  QLinearConcat, QLinearLeakyRelu (com.microsoft's) and QLinearPRelu (dmlvk's name for ONNX
+  Runtime's float sandwich), each a per-tensor map of 8-bit values;
 - commute: per-tensor DequantizeLinear moved after the layout ops that consume it, QuantizeLinear
   before the ones that produce its input (a permutation commutes with an elementwise map);
 - drop_requantize_pairs: DequantizeLinear -> QuantizeLinear with the same scale, zero point and type
@@ -13,13 +16,13 @@ graphs alone). Each keeps what the model computes bit for bit, as ONNX Runtime c
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
 from .graph import Graph, Node, per_tensor, qparams
 
-FUSED_OPS = {"Conv", "Relu", "Clip", "Add"}       # only inside a QDQ group
+FUSED_OPS = {"Conv", "Relu", "Clip", "Add", "Concat", "LeakyRelu", "PRelu"}       # only inside a QDQ group
 
 
 def fuse_qdq(graph: Graph) -> tuple:
@@ -149,6 +152,82 @@ def fuse_qdq_add(graph: Graph) -> tuple:
     return graph.with_nodes(nodes, consts), bad
 
 
+def fuse_qdq_lookups(graph: Graph) -> tuple:
+    """(graph, messages): each Concat, LeakyRelu or PRelu whose data inputs come from per-tensor
+    DequantizeLinear nodes (a Concat's may be of constants) and whose output goes to one per-tensor
+    QuantizeLinear alone (no graph output), of one 8-bit type, made QLinearConcat (each input's x,
+    x_scale, x_zero_point, then y_scale, y_zero_point: its first input first, unlike com.microsoft's;
+    attribute axis), QLinearLeakyRelu (x,
+    x_scale, x_zero_point, y_scale, y_zero_point; alpha) or QLinearPRelu (the same with the slope as
+    a float32 constant after x_zero_point: a constant, or a DequantizeLinear of one, computed here as
+    onnxruntime dequantizes it). The messages name the nodes left over, and why."""
+    nodes, consts = list(graph.nodes), dict(graph.consts)
+    bad = []
+    for n in [m for m in nodes if m.op in ("Concat", "LeakyRelu", "PRelu")]:
+        g = graph.with_nodes(nodes, consts)
+        data = list(n.inputs) if n.op == "Concat" else [n.inputs[0]]
+        dqs = [g.maker(k) for k in data]
+        users = g.users(n.outputs[0])
+        q = users[0] if len(users) == 1 and n.outputs[0] not in g.output_names else None
+        group = dqs + [q]
+        why = None
+        if any(d is None for d in group) or [d.op for d in group] != ["DequantizeLinear"] * len(dqs) + ["QuantizeLinear"] \
+                or not all(k in consts for d in group for k in d.inputs[1:3] if k) \
+                or (n.op != "Concat" and dqs[0].inputs[0] in consts):
+            why = "its data inputs must come from DequantizeLinear nodes and its output go to one QuantizeLinear alone"
+        if why is None:
+            params = [qparams(d, g, _input_type(d, g)) for d in dqs] + [qparams(q, g, np.uint8)]
+            types = {np.dtype(zp.dtype) for _, zp in params}
+            if any(s.size != 1 or zp.size != 1 for s, zp in params) or len(types) != 1 \
+                    or types.pop() not in (np.dtype(np.uint8), np.dtype(np.int8)):
+                why = "its DequantizeLinear and QuantizeLinear nodes must be per tensor, of one 8-bit type"
+        slope = None
+        if why is None and n.op == "PRelu":
+            slope = _float_constant(n.input(1), g)
+            if slope is None:
+                why = "its slope must be a float constant or a DequantizeLinear of one"
+        if why is not None:
+            bad.append(f"{n.name}: {n.op} not run on the device ({why})")
+            continue
+        names = []
+        for k, (s, zp) in enumerate(params):
+            consts[f"{n.name}__scale{k}"] = np.float32(s.reshape(-1)[0])
+            consts[f"{n.name}__zero_point{k}"] = np.asarray(zp).reshape(())
+            names.append((f"{n.name}__scale{k}", f"{n.name}__zero_point{k}"))
+        if n.op == "Concat":
+            ins = tuple(x for d, nm in zip(dqs, names) for x in (d.inputs[0],) + nm) + names[-1]
+            node = Node("QLinearConcat", n.name, ins, (q.outputs[0],), {"axis": int(n.attrs["axis"])})
+        elif n.op == "LeakyRelu":
+            node = Node("QLinearLeakyRelu", n.name, (dqs[0].inputs[0],) + names[0] + names[1], (q.outputs[0],),
+                        {"alpha": float(n.attrs.get("alpha", 0.01))})
+        else:
+            consts[f"{n.name}__slope"] = slope
+            node = Node("QLinearPRelu", n.name, (dqs[0].inputs[0],) + names[0] + (f"{n.name}__slope",) + names[1],
+                        (q.outputs[0],), {})
+        nodes[nodes.index(n)] = node
+        nodes.remove(q)
+    return graph.with_nodes(nodes, consts), bad
+
+
+def _float_constant(name, graph: Graph):
+    """A float32 constant by name, or the float32 values of a DequantizeLinear of constants (as
+    onnxruntime computes them: float32(q - zero point) * scale, per tensor or along its axis)."""
+    if name in graph.consts:
+        v = graph.consts[name]
+        return v.astype(np.float32) if v.dtype == np.float32 else None
+    d = graph.maker(name) if name else None
+    if d is None or d.op != "DequantizeLinear" or not all(k in graph.consts for k in d.inputs if k):
+        return None
+    x = graph.consts[d.inputs[0]]
+    s, zp = qparams(d, graph, x.dtype)
+    axis = int(d.attrs.get("axis", 1)) % max(x.ndim, 1)
+    shape = [1] * x.ndim
+    if s.size > 1:
+        shape[axis] = s.size
+    return ((x.astype(np.int64) - zp.astype(np.int64).reshape(shape if zp.size > 1 else ())).astype(np.float32)
+            * s.astype(np.float32).reshape(shape if s.size > 1 else ())).astype(np.float32)
+
+
 def _input_type(dq: Node, graph: Graph):
     """A DequantizeLinear's input type where its zero point or its constant input tells it, else uint8."""
     zp = graph.const(dq.input(2))
@@ -177,11 +256,12 @@ def activation_is_saturation(act: Node, ys, yzp, graph: Graph) -> bool:
     return (lo is None or np.float32(lo) <= qlo) and (hi is None or np.float32(hi) >= qhi)
 
 
-def commute(graph: Graph, layout_ops: Iterable[str]) -> Graph:
+def commute(graph: Graph, layout_ops) -> Graph:
     """Per-tensor DequantizeLinear nodes moved after the layout ops that consume them, and per-tensor
     QuantizeLinear nodes before the layout ops that produce their input, where the tensor in between
-    has no other reader."""
-    layout_ops = set(layout_ops)
+    has no other reader. layout_ops: op names, or a predicate of a node (whose attributes decide:
+    a nearest Resize moves data, a linear one does not)."""
+    is_layout = layout_ops if callable(layout_ops) else (lambda n, ops=frozenset(layout_ops): n.op in ops)
     nodes = list(graph.nodes)
 
     def swap(a: Node, b: Node, suffix: str) -> None:
@@ -196,13 +276,13 @@ def commute(graph: Graph, layout_ops: Iterable[str]) -> Graph:
         changed = False
         for dq in [n for n in nodes if n.op == "DequantizeLinear" and per_tensor(n, graph)]:
             users = graph.with_nodes(nodes).users(dq.outputs[0])
-            if dq in nodes and len(users) == 1 and users[0].op in layout_ops:
+            if dq in nodes and len(users) == 1 and is_layout(users[0]):
                 swap(dq, users[0], "__quantized")
                 changed = True
         for q in [n for n in nodes if n.op == "QuantizeLinear" and per_tensor(n, graph)]:
             g = graph.with_nodes(nodes)
             lay = g.maker(q.inputs[0])
-            if q in nodes and lay is not None and lay.op in layout_ops and len(g.users(q.inputs[0])) == 1:
+            if q in nodes and lay is not None and is_layout(lay) and len(g.users(q.inputs[0])) == 1:
                 swap(lay, q, "__float")
                 changed = True
     return graph.with_nodes(nodes)
