@@ -227,7 +227,8 @@ def test_dequantization_moves_past_layout_ops_only_per_tensor_and_alone(device, 
 
 
 def test_commute_is_driven_by_the_registry_layout_ops():
-    assert {"DepthToSpace", "SpaceToDepth", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"} == set(LAYOUT_OPS)
+    assert {"DepthToSpace", "SpaceToDepth", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Tile",
+            "Resize"} == set(LAYOUT_OPS)
     g = load(dequantized_shuffle())
     assert [n.op for n in rewrite.commute(g, set()).nodes] == ["DequantizeLinear", "DepthToSpace"]
 

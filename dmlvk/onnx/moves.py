@@ -105,14 +105,16 @@ def check_resize(n: Node, graph: Graph) -> List[str]:
 
 def nearest_sources(in_len: int, out_len: int, scale: np.float32, mode: str, nearest: str) -> np.ndarray:
     """The input index of each output index on one axis, as onnxruntime's nearest Resize computes it
-    in float32 (spec zoo 10.7)."""
+    in float32 (spec zoo 10.7): equal to the installed onnxruntime's wherever the output is a whole
+    multiple of the input (tests/test_onnx_zoo.py), the only resizes the device runs. Not every
+    other ratio: at coordinates within a rounding of a tie onnxruntime's pick differs. The deprecated
+    tf_half_pixel_for_nn is refused (onnxruntime leaves a factor of 1 alone, which its formula does
+    not)."""
     f32 = np.float32
     x = np.arange(out_len, dtype=f32)
     with np.errstate(all="ignore"):
         if mode == "asymmetric":
             c = x / scale
-        elif mode == "tf_half_pixel_for_nn":
-            c = (x + f32(0.5)) / scale
         elif mode == "align_corners":
             c = np.zeros(out_len, f32) if out_len == 1 else x * f32(in_len - 1) / f32(out_len - 1)
         elif mode == "pytorch_half_pixel" and out_len == 1:

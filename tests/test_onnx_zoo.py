@@ -1,0 +1,269 @@
+"""The int8 super-resolution zoo's ops in the ONNX runner (QDQ Add, Concat, LeakyRelu, PRelu, Tile,
+nearest Resize) against onnxruntime on whole models and on each op's boundary cases, and the 8-bit
+lookup kernel (dmlvk/ops/lookup.py) against numpy."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dmlvk.ops.lookup import LookupDesc, move
+from dmlvk.onnx import InferenceSession, UnsupportedModelError
+from dmlvk.onnx.moves import nearest_sources
+from dmlvk_lab import onnx_models as models
+
+
+def run_ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _model(nodes, inputs, outputs, consts, opset=13):
+    g = helper.make_graph(nodes, "m", inputs, outputs, [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+ZOO = {
+    "quicksrnet": lambda: models.quicksrnet(2, 16, 3),
+    "srvgg-prelu": lambda: models.srvgg(4, 8, 3),
+    "srvgg-leaky": lambda: models.srvgg(2, 8, 3, leaky=True),
+    "xlsr": lambda: models.xlsr(3, 8, 2),
+}
+
+
+@pytest.mark.parametrize("activations", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_zoo_models_run_like_onnxruntime(device, name, activations):
+    """Each zoo architecture quantized by quantize_static in QDQ form (uint8 or int8 activations,
+    per-channel int8 weights): every node runs on the device (no float op left, nothing on the host
+    but where QuantizeLinear needs shaderFloat64), every output element equal to onnxruntime's."""
+    model = models.quantize(ZOO[name](), models.calibration_frames(), quant_format="QDQ", activation_type=activations)
+    x = np.concatenate(models.calibration_frames(2, 13, 20, seed=5))
+    want = run_ort(model, {"x": x})
+    session = InferenceSession(model, device=device)
+    got = session.run(None, {"x": x})
+    assert not {"Conv", "Add", "Concat", "PRelu", "LeakyRelu"} & set(session.nodes), session.nodes
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    _, _, steps = session.device_work({"x": x})
+    assert steps in (["device"], ["host", "device"]), steps
+
+
+# ---- Resize and Tile --------------------------------------------------------------------------
+
+SPEC_TABLES = [  # spec zoo 11: in, out, mode, then round_prefer_floor, round_prefer_ceil, floor, ceil
+    (4, 8, "half_pixel", "00112233", "00112233", "00011223", "01122333"),
+    (4, 8, "asymmetric", "00112233", "01122333", "00112233", "01122333"),
+    (4, 8, "align_corners", "00112233", "00112233", "00011223", "01122333"),
+]
+
+
+@pytest.mark.host
+def test_nearest_sources_follow_onnxruntime():
+    """The source index of every output index where the output is a whole multiple of the input (the
+    resizes the device runs): the spec's measured tables, and the installed onnxruntime's own uint8
+    Resize for lengths 1-12, factors 1-6, four coordinate modes, four nearest modes, from scales and
+    from sizes."""
+    modes = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+    for i, o, mode, *tables in SPEC_TABLES:
+        for nearest, want in zip(modes, tables):
+            got = "".join(map(str, nearest_sources(i, o, np.float32(o) / np.float32(i), mode, nearest)))
+            assert got == want, (i, o, mode, nearest)
+    for mode in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+        for nearest in modes:
+            for use_scales in (False, True):
+                for i in range(1, 13):
+                    for f in range(1, 7):
+                        o = i * f
+                        node = helper.make_node("Resize", ["x", "", "s" if use_scales else "", "" if use_scales else "s"],
+                                                ["y"], mode="nearest", coordinate_transformation_mode=mode,
+                                                nearest_mode=nearest)
+                        s = np.array([1, 1, 1, o / i], np.float32) if use_scales else np.array([1, 1, 1, o], np.int64)
+                        m = _model([node], [helper.make_tensor_value_info("x", TensorProto.UINT8, None)],
+                                   [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], {"s": s})
+                        want = run_ort(m, {"x": np.arange(i, dtype=np.uint8).reshape(1, 1, 1, i)})[0].reshape(-1)
+                        got = nearest_sources(i, o, np.float32(o) / np.float32(i), mode, nearest)
+                        assert np.array_equal(got, want), (i, o, mode, nearest, use_scales)
+    with pytest.raises(ValueError, match="tf_half_pixel_for_nn"):
+        nearest_sources(4, 8, np.float32(2), "tf_half_pixel_for_nn", "floor")
+
+
+def _resize_model(dt, attrs, scales=None, sizes=None):
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    ins = ["x", "", "scales" if scales is not None else "", "sizes" if sizes is not None else ""]
+    consts = {}
+    if scales is not None:
+        consts["scales"] = np.asarray(scales, np.float32)
+    if sizes is not None:
+        consts["sizes"] = np.asarray(sizes, np.int64)
+    return _model([helper.make_node("Resize", ins, ["y"], name="rs", **attrs)],
+                  [helper.make_tensor_value_info("x", t, None)], [helper.make_tensor_value_info("y", t, None)], consts)
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int8])
+def test_tile_and_resize_move_bytes_like_onnxruntime(device, rng, dt):
+    """8-bit Tile (repeats on one, two and three axes) and nearest Resize by whole factors (scales and
+    sizes, the coordinate modes whose picks repeat each element, factors 1 to 4 per axis), equal to
+    onnxruntime's; a Resize whose picks do not repeat is refused when the shape is known."""
+    x = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max + 1, (2, 3, 5, 7)).astype(dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    for repeats in ([1, 1, 2, 1], [1, 3, 1, 2], [2, 1, 3, 4], [1, 1, 1, 1]):
+        m = _model([helper.make_node("Tile", ["x", "r"], ["y"])], [helper.make_tensor_value_info("x", t, None)],
+                   [helper.make_tensor_value_info("y", t, None)], {"r": np.array(repeats, np.int64)})
+        assert np.array_equal(InferenceSession(m, device=device).run(None, {"x": x})[0], run_ort(m, {"x": x})[0])
+    for attrs, scales, sizes in (
+            (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), [1, 1, 2, 2], None),
+            (dict(mode="nearest"), [1, 1, 4, 3], None),
+            (dict(mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil"),
+             None, [2, 3, 10, 28]),
+            (dict(mode="nearest", coordinate_transformation_mode="pytorch_half_pixel"), [1, 2, 3, 1], None)):
+        m = _resize_model(dt, attrs, scales, sizes)
+        got = InferenceSession(m, device=device).run(None, {"x": x})[0]
+        assert np.array_equal(got, run_ort(m, {"x": x})[0]), attrs
+    m = _resize_model(dt, dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                               nearest_mode="round_prefer_ceil"), [1, 1, 2, 2])
+    with pytest.raises(UnsupportedModelError, match=r"rs: Resize of 5 to 10 \(asymmetric, round_prefer_ceil\)"):
+        InferenceSession(m, device=device).run(None, {"x": x})
+    with pytest.raises(UnsupportedModelError, match="rs: Resize mode 'linear'"):
+        InferenceSession(_resize_model(dt, dict(mode="linear"), [1, 1, 2, 2]), device=device)
+
+
+# ---- the fused QDQ lookups ----------------------------------------------------------------------
+
+def _qdq_unary(op_nodes, dt=np.uint8, x_q=(0.05, 128), y_q=(0.04, 100), consts=None):
+    """x (float) -> QuantizeLinear -> DequantizeLinear -> op nodes (reading "xf", writing "f") ->
+    QuantizeLinear -> DequantizeLinear -> y."""
+    c = {"xs": np.float32(x_q[0]), "xz": np.array(x_q[1], dt), "ys": np.float32(y_q[0]), "yz": np.array(y_q[1], dt)}
+    c.update(consts or {})
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xf"])] + op_nodes + [
+        helper.make_node("QuantizeLinear", ["f", "ys", "yz"], ["fq"]),
+        helper.make_node("DequantizeLinear", ["fq", "ys", "yz"], ["y"])]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], c)
+
+
+def test_leaky_relu_table_is_onnxruntimes(device):
+    """The spec's LeakyRelu probe (uint8; x scale 0.05, zero point 128, alpha 0.2, y scale 0.04, zero
+    point 100) over every input byte: the table entries it lists (its divide, not a reciprocal's), and
+    every output equal to onnxruntime's QLinearLeakyRelu."""
+    model = _qdq_unary([helper.make_node("LeakyRelu", ["xf"], ["f"], alpha=0.2, name="lr")])
+    x = ((np.arange(256, dtype=np.float32) - 128) * np.float32(0.05)).reshape(1, 1, 16, 16)
+    session = InferenceSession(model, device=device)
+    assert "QLinearLeakyRelu" in session.nodes
+    got = session.run(None, {"x": x})[0]
+    assert np.array_equal(got, run_ort(model, {"x": x})[0])
+    q = np.rint(got.reshape(-1) / np.float32(0.04)).astype(int) + 100
+    listed = {0: 68, 40: 78, 64: 84, 100: 93, 127: 100, 128: 100, 129: 101, 200: 190, 255: 255, 6: 69, 30: 75,
+              38: 77, 62: 83, 110: 95, 146: 123, 154: 133, 162: 143, 186: 173, 226: 223, 234: 233, 242: 243}
+    assert {k: int(q[k]) for k in listed} == listed
+
+
+@pytest.mark.parametrize("slope", ["per-channel", "one", "quantized", "int8"])
+def test_prelu_runs_like_onnxruntime(device, rng, slope):
+    """DequantizeLinear -> PRelu -> QuantizeLinear (onnxruntime's float sandwich) as one table per
+    slope value: a float slope per channel, one float slope, a slope that is a DequantizeLinear of
+    int8 constants (as quantize_static writes it), and int8 activations."""
+    dt = np.int8 if slope == "int8" else np.uint8
+    consts, nodes = {}, []
+    if slope == "quantized":
+        consts.update(sq=rng.integers(-100, 100, (6, 1, 1)).astype(np.int8), ss=np.float32(0.004), sz=np.int8(0))
+        nodes.append(helper.make_node("DequantizeLinear", ["sq", "ss", "sz"], ["slope"]))
+    else:
+        consts["slope"] = (rng.uniform(-0.5, 0.5, (6, 1, 1)) if slope != "one" else np.array([0.1])).astype(np.float32)
+    nodes.append(helper.make_node("PRelu", ["xf", "slope"], ["f"], name="pr"))
+    model = _qdq_unary(nodes, dt, (0.037, 0 if dt == np.int8 else 120), (0.029, -5 if dt == np.int8 else 90), consts)
+    x = (rng.standard_normal((2, 6, 9, 11)) * 3).astype(np.float32)
+    session = InferenceSession(model, device=device)
+    assert "QLinearPRelu" in session.nodes
+    assert np.array_equal(session.run(None, {"x": x})[0], run_ort(model, {"x": x})[0])
+
+
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_concat_requantizes_like_onnxruntime(device, rng, axis):
+    """QDQ Concat of three inputs (one of the output's quantization: moved as it is; one requantized;
+    one a DequantizeLinear of a constant) on the channel axis and others (slices that are not
+    contiguous: the per-element kernel), equal to onnxruntime's QLinearConcat."""
+    shape = [2, 3, 4, 5]
+    other = list(shape)
+    other[axis] = 2
+    c = {"s0": np.float32(0.02), "z0": np.uint8(128), "s1": np.float32(0.031), "z1": np.uint8(117),
+         "s2": np.float32(0.013), "z2": np.uint8(3), "ys": np.float32(0.02), "yz": np.uint8(128),
+         "k": rng.integers(0, 256, other).astype(np.uint8)}
+    nodes = [helper.make_node("QuantizeLinear", ["a", "s0", "z0"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "s0", "z0"], ["af"]),
+             helper.make_node("QuantizeLinear", ["b", "s1", "z1"], ["bq"]),
+             helper.make_node("DequantizeLinear", ["bq", "s1", "z1"], ["bf"]),
+             helper.make_node("DequantizeLinear", ["k", "s2", "z2"], ["kf"]),
+             helper.make_node("Concat", ["af", "kf", "bf"], ["cat"], axis=axis, name="cat"),
+             helper.make_node("QuantizeLinear", ["cat", "ys", "yz"], ["cq"]),
+             helper.make_node("DequantizeLinear", ["cq", "ys", "yz"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info(k, TensorProto.FLOAT, None) for k in "ab"],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], c)
+    feeds = {"a": (rng.standard_normal(shape) * 2).astype(np.float32),
+             "b": (rng.standard_normal(shape) * 2).astype(np.float32)}
+    session = InferenceSession(model, device=device)
+    assert "QLinearConcat" in session.nodes
+    assert np.array_equal(session.run(None, feeds)[0], run_ort(model, feeds)[0])
+
+
+def test_unfused_zoo_ops_are_named(device):
+    """A LeakyRelu whose output is read in float, a PRelu whose slope is a graph input: refused at
+    load, each named with why."""
+    lr = _qdq_unary([helper.make_node("LeakyRelu", ["xf"], ["f"], name="lr")])
+    del lr.graph.node[-2:]
+    lr.graph.output[0].name = "f"
+    with pytest.raises(UnsupportedModelError, match=r"lr: LeakyRelu not run on the device \(its data inputs"):
+        InferenceSession(lr, device=device)
+    pr = _qdq_unary([helper.make_node("PRelu", ["xf", "slope"], ["f"], name="pr")])
+    pr.graph.input.append(helper.make_tensor_value_info("slope", TensorProto.FLOAT, None))
+    with pytest.raises(UnsupportedModelError, match=r"pr: PRelu not run on the device \(its slope"):
+        InferenceSession(pr, device=device)
+
+
+# ---- the lookup kernel ----------------------------------------------------------------------------
+
+def test_lookup_kernel_moves_and_maps_bytes(device, rng):
+    """Random parts against numpy: ranks 1-8, broadcast and permuted inputs, one table or one per
+    coordinate of an axis, outputs packed from odd offsets (partial words kept: lookup.words) and
+    strided (lookup.elements), two parts into one output in turn."""
+    for trial in range(24):
+        rank = 1 + trial % 8
+        sizes = tuple(int(s) for s in rng.integers(1, 4, rank))
+        perm = rng.permutation(rank)
+        in_strides, acc = [0] * rank, 1
+        for d in perm:
+            in_strides[d] = 0 if rng.integers(0, 4) == 0 else acc
+            acc *= sizes[d] + int(rng.integers(0, 2))
+        extent = sum((s - 1) * st for s, st in zip(sizes, in_strides)) + 1
+        x = rng.integers(0, 256, extent, dtype=np.uint8)
+        axis = int(rng.integers(0, rank)) if trial % 3 else None
+        tables = rng.integers(0, 256, (sizes[axis] if axis is not None else 1, 256), dtype=np.uint8)
+        count = int(np.prod(sizes))
+        offset = int(rng.integers(0, 7))
+        packed = trial % 2 == 0
+        if packed:
+            out_sizes, out_strides = (offset + 2 * count,), None
+        else:
+            out_strides = tuple(int(v) * 2 for v in np.cumprod((1,) + sizes[::-1])[:-1][::-1])
+            out_sizes = (offset + 2 * (sum((s - 1) * st for s, st in zip(sizes, out_strides)) + 1),)
+        part = move(sizes, in_strides, out_strides, offset, tables if axis is not None else tables[0], axis)
+        second = move(sizes, in_strides, out_strides, offset + (count if packed else 1))
+        desc = LookupDesc((part, second), (np.uint8, np.uint8), np.uint8, out_sizes)
+        op = device.create_operator(desc)
+        assert [k.variant for k in op.kernels] == ["lookup.words" if packed else "lookup.elements"] * 2
+        y0 = rng.integers(0, 256, out_sizes[0] + (-out_sizes[0]) % 4 + 4, dtype=np.uint8)
+        out = device.upload(y0)          # a Buffer: the bytes the parts do not write stay (as in a plan)
+        padded = np.concatenate([x, np.zeros(4, np.uint8)])       # whole words
+        op.execute([padded, padded, desc.params().view(np.uint8)], [out])
+        y = out.read()[:y0.size]
+        want = y0.copy()
+        view = np.lib.stride_tricks.as_strided(x, sizes, in_strides)
+        index = np.indices(sizes).reshape(rank, -1).T
+        ostr = out_strides or tuple(int(v) for v in np.cumprod((1,) + sizes[::-1])[:-1][::-1])
+        for k, idx in enumerate(index):
+            v = view[tuple(idx)]
+            t = tables[idx[axis]] if axis is not None else tables[0]
+            o = offset + sum(i * s for i, s in zip(idx, ostr))
+            want[o] = t[v]
+            want[o + (count if packed else 1)] = v
+        assert np.array_equal(y, want), trial
