@@ -117,7 +117,7 @@ def xlsr(scale: int = 3, channels: int = 16, branches: int = 4, seed: int = 0):
     """An XLSR-style network in float32, one luma channel: a Conv 3x3 stem and `branches` grouped 3x3
     convolutions of the input (groups of 4 channels) joined by Concat on the channels, a 1x1 Conv,
     Relu, a last Conv 3x3 to scale^2 channels, plus the input tiled to scale^2 channels (the anchor),
-    DepthToSpace(scale, CRD)."""
+    DepthToSpace(scale, CRD), Clip(0, 1)."""
     onnx, helper, numpy_helper, TensorProto = _helpers()
     rng = np.random.default_rng(seed)
     r2 = scale * scale
@@ -140,7 +140,9 @@ def xlsr(scale: int = 3, channels: int = 16, branches: int = 4, seed: int = 0):
               helper.make_node("Conv", ["mix_r", "w_out", "b_out"], ["res"], pads=[1, 1, 1, 1], name="out"),
               helper.make_node("Tile", ["x", "repeats"], ["anchor"], name="anchor"),
               helper.make_node("Add", ["res", "anchor"], ["sum"], name="anchor_add"),
-              helper.make_node("DepthToSpace", ["sum"], ["y"], blocksize=scale, mode="CRD", name="shuffle")]
+              helper.make_node("DepthToSpace", ["sum"], ["up"], blocksize=scale, mode="CRD", name="shuffle"),
+              helper.make_node("Clip", ["up", "lo", "hi"], ["y"], name="clip")]
+    weights.update(lo=np.float32(0), hi=np.float32(1))
     graph = helper.make_graph(nodes, f"xlsr_x{scale}",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],

@@ -23,8 +23,9 @@ def render() -> str:
     out += ["", "Inside a QDQ group only (DequantizeLinear → op → QuantizeLinear, fused into one QLinearConv "
             "before lowering, as ONNX Runtime fuses it): " + ", ".join(sorted(FUSED_OPS)) + ".", "",
             "## Fused node types", "",
-            "Made from the nodes they stand for by the passes that run once the input shapes are known "
-            "(`dmlvk/onnx/passes.py`), where the device's kernels allow; no model contains them.", "",
+            "Made from the nodes they stand for by the runner's rewrites (`dmlvk/onnx/rewrite.py`, at load) "
+            "or by the passes that run once the input shapes are known (`dmlvk/onnx/passes.py`), where the "
+            "device's kernels allow; no model contains them.", "",
             "| node type | stands for | runs as |", "|---|---|---|"]
     out += [f"| {op} | {' → '.join(entry.fuses)} | {entry.runs} |" for op, entry in LOWERINGS.items() if entry.fuses]
     return "\n".join(out) + "\n"

@@ -42,7 +42,7 @@ def test_zoo_models_run_like_onnxruntime(device, name, activations):
     want = run_ort(model, {"x": x})
     session = InferenceSession(model, device=device)
     got = session.run(None, {"x": x})
-    assert not {"Conv", "Add", "Concat", "PRelu", "LeakyRelu"} & set(session.nodes), session.nodes
+    assert not {"Conv", "Add", "Concat", "PRelu", "LeakyRelu", "Clip"} & set(session.nodes), session.nodes
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
     _, _, steps = session.device_work({"x": x})
     assert steps in (["device"], ["host", "device"]), steps
@@ -218,6 +218,34 @@ def test_unfused_zoo_ops_are_named(device):
     pr.graph.input.append(helper.make_tensor_value_info("slope", TensorProto.FLOAT, None))
     with pytest.raises(UnsupportedModelError, match=r"pr: PRelu not run on the device \(its slope"):
         InferenceSession(pr, device=device)
+
+
+@pytest.mark.parametrize("case", ["device", "host-quantization", "bounds-as-attributes", "int8-per-axis"])
+def test_clip_after_the_last_dequantize_runs_like_onnxruntime(device, rng, case):
+    """A Clip of the float output after the last DequantizeLinear (XLSR's Clip(0, 1) after its
+    DepthToSpace) runs in the DequantizeLinear's kernel (DequantizeLinear+Clip), on the device and on
+    the host, with bounds as inputs or (opset 6) attributes, per tensor and per axis; a Clip whose
+    input has another reader is refused by name."""
+    dt = np.int8 if case == "int8-per-axis" else np.uint8
+    opset = 10 if case == "bounds-as-attributes" else 13      # Clip-6's attributes, DequantizeLinear-10
+    scale = np.float32(0.011) if case != "int8-per-axis" else np.array([0.011, 0.02, 0.007], np.float32)
+    zp = np.array(117 if dt == np.uint8 else -3, dt) if case != "int8-per-axis" else np.array([-3, 0, 9], dt)
+    clip = (helper.make_node("Clip", ["f"], ["y"], min=-0.25, max=0.8, name="clip") if opset == 10 else
+            helper.make_node("Clip", ["f", "lo", "hi"], ["y"], name="clip"))
+    consts = {"s": scale, "z": zp}
+    if opset == 13:
+        consts.update(lo=np.float32(-0.25), hi=np.float32(0.8))
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    model = _model([helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"]), clip],
+                   [helper.make_tensor_value_info("q", t, None)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   consts, opset=opset)
+    q = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max + 1, (2, 3, 5, 7)).astype(dt)
+    session = InferenceSession(model, device=device, host_quantization=case == "host-quantization")
+    assert session.nodes == ["DequantizeLinear+Clip"]
+    assert np.array_equal(session.run(None, {"q": q})[0], run_ort(model, {"q": q})[0])
+    model.graph.output.append(helper.make_tensor_value_info("f", TensorProto.FLOAT, None))
+    with pytest.raises(UnsupportedModelError, match="clip: Clip"):
+        InferenceSession(model, device=device)
 
 
 # ---- the lookup kernel ----------------------------------------------------------------------------

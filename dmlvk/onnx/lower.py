@@ -289,15 +289,17 @@ def _lower_depth_space(n: Node, ctx: Context) -> Lowered:
 def _infer_qdq(n: Node, ctx: Context) -> tuple:
     shape, _ = ctx.input(n)
     zp = ctx.graph.const(n.input(2))
-    if n.op == "DequantizeLinear":
+    if n.op != "QuantizeLinear":
         return tuple(shape), np.dtype(np.float32)
     return tuple(shape), np.dtype(np.uint8) if zp is None else np.dtype(zp.dtype)
 
 
 def _lower_qdq(n: Node, ctx: Context) -> Lowered:
     """On the device between float32 and 8 bits (QuantizeLinear where the device has double-precision
-    division, ops.quantize), else on the host with ONNX Runtime's arithmetic."""
+    division, ops.quantize), else on the host with ONNX Runtime's arithmetic; DequantizeLinear+Clip
+    then clips, min(max(y, lo), hi), as ONNX Runtime's float Clip."""
     quantize = n.op == "QuantizeLinear"
+    clip = n.attrs.get("clip")
     shape, x_dt = ctx.input(n)
     scale, zp = ctx.graph.consts[n.inputs[1]], ctx.graph.const(n.input(2))
     out_dt = _infer_qdq(n, ctx)[1]
@@ -308,8 +310,13 @@ def _lower_qdq(n: Node, ctx: Context) -> Lowered:
                  and (scale.size == 1 or shape[axis % len(shape)] == scale.size))
     if not on_device:
         fn = quantize_linear if quantize else dequantize_linear
+        if clip is not None:
+            lo, hi = np.float32(clip[0]), np.float32(clip[1])
+            return Lowered("host", tuple(shape), np.dtype(out_dt), compute=lambda x: np.minimum(
+                np.maximum(fn(x, scale, zp, axis=axis), lo), hi))
         return Lowered("host", tuple(shape), np.dtype(out_dt), compute=lambda x: fn(x, scale, zp, axis=axis))
-    desc = QuantizeLinearDesc(quantize, tuple(shape), np.dtype(q_dt), axis % len(shape) if scale.size > 1 else None)
+    desc = QuantizeLinearDesc(quantize, tuple(shape), np.dtype(q_dt), axis % len(shape) if scale.size > 1 else None,
+                              None if clip is None else tuple(clip))
     return Lowered("device", tuple(shape), np.dtype(out_dt), ctx.device.operator(desc),
                    (ctx.device.upload(desc.params(scale, zp)),))
 
@@ -426,6 +433,10 @@ LOWERINGS: Dict[str, Lowering] = {
     "Flatten": _view(_flattened, runs=_VIEW),
     "Squeeze": _view(_squeezed, check=_check_axes, runs=_VIEW + " (constant axes)"),
     "Unsqueeze": _view(_unsqueezed, check=_check_axes, runs=_VIEW + " (constant axes)"),
+    "DequantizeLinear+Clip": Lowering(_infer_qdq, _lower_qdq, fuses=("DequantizeLinear", "Clip"),
+                                      runs="DequantizeLinear's kernel on the device with the Clip's "
+                                           "min(max(y, lo), hi) after it (constant bounds; a Clip of the "
+                                           "float output, read by nothing else)"),
     DEQUANTIZED_CONV: Lowering(_infer_dequantized_conv, _lower_dequantized_conv,
                                fuses=("QLinearConv", "DepthToSpace", "DequantizeLinear"),
                                runs="one QUANTIZED_LINEAR_CONVOLUTION kernel whose epilogue also does the "

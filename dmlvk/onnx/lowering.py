@@ -62,7 +62,8 @@ class Lowering:
     repetition or re-view of its input (or a predicate of the node saying where it is one), so
     per-tensor (de)quantization commutes with it (rewrite.commute); runs:
     what runs it, in a line (docs/onnx-ops.md lists the entries); fuses: for a fused node type, which
-    no model contains and a plan-time pass makes (passes.py), the ops it stands for."""
+    no model contains and a rewrite (rewrite.py) or a plan-time pass (passes.py) makes, the ops it
+    stands for."""
     infer: Callable[[Node, Context], tuple]
     lower: Callable[[Node, Context], Lowered]
     check: Callable[[Node, Graph], List[str]] = field(default=lambda n, g: [])

@@ -10,6 +10,8 @@ graphs alone). Each keeps what the model computes bit for bit, as ONNX Runtime c
   Runtime's float sandwich), each a per-tensor map of 8-bit values;
 - commute: per-tensor DequantizeLinear moved after the layout ops that consume it, QuantizeLinear
   before the ones that produce its input (a permutation commutes with an elementwise map);
+- fuse_dequantize_clip: a Clip of constant bounds after a DequantizeLinear (once commute moved it
+  to the graph's end: the float output clipped) becomes one DequantizeLinear+Clip node;
 - drop_requantize_pairs: DequantizeLinear -> QuantizeLinear with the same scale, zero point and type
   becomes an Identity (ONNX Runtime's QDQ clean-up);
 - drop_dead: nodes whose outputs nothing reads go."""
@@ -285,6 +287,31 @@ def commute(graph: Graph, layout_ops) -> Graph:
             if q in nodes and lay is not None and is_layout(lay) and len(g.users(q.inputs[0])) == 1:
                 swap(lay, q, "__float")
                 changed = True
+    return graph.with_nodes(nodes)
+
+
+def fuse_dequantize_clip(graph: Graph) -> Graph:
+    """Each Clip whose input is a DequantizeLinear's output read by nothing else (and no graph
+    output), the DequantizeLinear's parameters and the Clip's bounds constant (attributes before
+    opset 11, inputs since; absent ones unbounded), made one DequantizeLinear+Clip node: the
+    DequantizeLinear's inputs and attributes, the bounds as the attribute "clip" (float32 lo, hi)."""
+    nodes = list(graph.nodes)
+    for c in [n for n in nodes if n.op == "Clip"]:
+        g = graph.with_nodes(nodes)
+        d = g.maker(c.inputs[0])
+        if d is None or d.op != "DequantizeLinear" or len(g.users(d.outputs[0])) != 1 \
+                or d.outputs[0] in g.output_names or not all(k in g.consts for k in d.inputs[1:3] if k):
+            continue
+        lo, hi = c.attrs.get("min", -np.inf), c.attrs.get("max", np.inf)
+        if any(c.input(k) and c.input(k) not in g.consts for k in (1, 2)):
+            continue
+        if c.input(1):
+            lo = g.consts[c.inputs[1]].reshape(-1)[0]
+        if c.input(2):
+            hi = g.consts[c.inputs[2]].reshape(-1)[0]
+        nodes[nodes.index(c)] = Node("DequantizeLinear+Clip", c.name, d.inputs, c.outputs,
+                                     dict(d.attrs, clip=(float(np.float32(lo)), float(np.float32(hi)))))
+        nodes.remove(d)
     return graph.with_nodes(nodes)
 
 

@@ -20,20 +20,24 @@ PLANS_KEPT = 4            # input shapes whose operators and Buffers a session k
 def prepare(model) -> Graph:
     """The graph dmlvk runs for a model (a path, an onnx.ModelProto or a Graph): checked (every node
     dmlvk cannot run named at once, as an UnsupportedModelError), QDQ groups fused (QLinearConv,
-    QLinearAdd, QLinearConcat, QLinearLeakyRelu, QLinearPRelu), quantization moved to the edges, requantizing pairs and dead nodes dropped."""
+    QLinearAdd, QLinearConcat, QLinearLeakyRelu, QLinearPRelu), quantization moved to the edges (a
+    Clip after the last DequantizeLinear fused into it), requantizing pairs and dead nodes dropped."""
     g = model if isinstance(model, Graph) else graphs.load(model)
     bad = list(g.refused)
     known = lower.MODEL_OPS | rewrite.FUSED_OPS
     bad += [f"{n.name}: {n.op}" for n in g.nodes if n.op not in known]
-    g, unfused = rewrite.fuse_qdq(g)
-    g, unfused_adds = rewrite.fuse_qdq_add(g)
-    g, unfused_lookups = rewrite.fuse_qdq_lookups(g)
-    bad += unfused + unfused_adds + unfused_lookups
+    why = []                       # the fusions' messages, for the nodes they left over
+    for fuse in (rewrite.fuse_qdq, rewrite.fuse_qdq_add, rewrite.fuse_qdq_lookups):
+        g, messages = fuse(g)
+        why += messages
+    g = rewrite.fuse_dequantize_clip(rewrite.commute(g, lower.moves_data))
+    left = [n for n in g.nodes if n.op in rewrite.FUSED_OPS and n.op not in lower.LOWERINGS]
+    for n in left:
+        bad += [m for m in why if m.startswith(f"{n.name}: ")] or [f"{n.name}: {n.op}"]
     bad += lower.check(g)
     if bad:
         raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(bad))
-    g = rewrite.drop_requantize_pairs(rewrite.commute(g, lower.moves_data))
-    return rewrite.drop_dead(g)
+    return rewrite.drop_dead(rewrite.drop_requantize_pairs(g))
 
 
 class InferenceSession:

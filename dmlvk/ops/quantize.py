@@ -28,23 +28,27 @@ TABLE = Table("QuantizeLinear / DequantizeLinear (ONNX)", [
             "float32 to 8 bits, x / scale in double precision (the correctly rounded float32 quotient), "
             "rounded half to even, plus the zero point, saturated; NaN to the type's lowest value",
             requires=(FLOAT64,)),
-    Variant("dequantize", "dequantize_linear", ("SIGNED", "PER_AXIS"),
-            "8 bits to float32: float32(q - zero point) * scale"),
+    Variant("dequantize", "dequantize_linear", ("SIGNED", "PER_AXIS", "CLAMP"),
+            "8 bits to float32: float32(q - zero point) * scale (CLAMP: then a Clip's min(max(y, lo), hi))"),
 ], push={s: PushBlock([("count", 1), ("inner", 1), ("channels", 1)]) for s in ("quantize_linear", "dequantize_linear")})
 
 
 @dataclass(frozen=True)
 class QuantizeLinearDesc:
     """quantize: float32 -> `dtype` (uint8 or int8); else the reverse. shape: the tensor's sizes;
-    axis: the per-channel axis (None: per tensor)."""
+    axis: the per-channel axis (None: per tensor); clip: (lo, hi) float32 bounds a DequantizeLinear's
+    output is clipped to (an ONNX Clip after it), or None."""
     quantize: bool
     shape: tuple
     dtype: type
     axis: Optional[int] = None
+    clip: Optional[tuple] = None
 
     def __post_init__(self):
         if np.dtype(self.dtype) not in (np.uint8, np.int8):
             raise TypeError(f"QuantizeLinear/DequantizeLinear on the device take uint8 or int8, got {np.dtype(self.dtype)}")
+        if self.clip is not None and self.quantize:
+            raise ValueError("a clip follows a DequantizeLinear only")
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
 
     @property
@@ -72,17 +76,22 @@ class QuantizeLinearDesc:
         zp = np.zeros(1, np.int32) if zero_point is None else np.asarray(zero_point).astype(np.int32).reshape(-1)
         if scale.size not in (1, c) or zp.size not in (1, scale.size):
             raise ValueError(f"{self.name}: {scale.size} scales and {zp.size} zero points for {c} channel(s)")
-        words = np.empty(2 * c, np.uint32)
+        words = np.empty(2 * c + (2 if self.clip is not None else 0), np.uint32)
         words[:c] = np.broadcast_to(scale, (c,)).view(np.uint32)
-        words[c:] = np.broadcast_to(zp, (c,)).view(np.uint32)
+        words[c:2 * c] = np.broadcast_to(zp, (c,)).view(np.uint32)
+        if self.clip is not None:
+            words[2 * c:] = np.asarray(self.clip, np.float32).view(np.uint32)
         return words
 
     def kernel(self) -> Kernel:
         count = int(np.prod(self.shape, dtype=np.int64))
         if count >= 2**32 - 4:
             raise UnsupportedError(f"{self.name}: {count} elements; at most 2^32 - 5 run on the device")
+        spec = dict(SIGNED=int(np.dtype(self.dtype) == np.int8), PER_AXIS=int(self.axis is not None))
+        if not self.quantize:
+            spec["CLAMP"] = int(self.clip is not None)
         return TABLE["quantize" if self.quantize else "dequantize"].kernel(
-            spec=dict(SIGNED=int(np.dtype(self.dtype) == np.int8), PER_AXIS=int(self.axis is not None)),
+            spec=spec,
             push=dict(count=count, inner=self.inner, channels=self.channels),
             count=-(-count // 4), slots=(0, 1, 2), local_size=LOCAL)
 
@@ -100,6 +109,6 @@ class QuantizeLinearOperator(CompiledOperator):
         self.operator_name = desc.name
         f32, q = DataType.FLOAT32, DataType.from_numpy(np.dtype(desc.dtype))
         x, y = (f32, q) if desc.quantize else (q, f32)
-        params = TensorDesc(DataType.UINT32, (2 * desc.channels,))
+        params = TensorDesc(DataType.UINT32, (2 * desc.channels + (2 if desc.clip is not None else 0),))
         super().__init__(device, desc, [TensorDesc(x, desc.shape), params], [TensorDesc(y, desc.shape)],
                          [desc.kernel()])
