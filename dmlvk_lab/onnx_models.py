@@ -151,6 +151,43 @@ def xlsr(scale: int = 3, channels: int = 16, branches: int = 4, seed: int = 0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
+def rrdb(channels: int = 16, growth: int = 8, seed: int = 0):
+    """A Real-ESRGAN-x4plus-style network in float32 (RRDB), one luma channel, cut to one dense block:
+    a Conv 3x3 stem; the dense block (Conv 3x3 + LeakyRelu(0.2) whose output joins the block's input
+    by Concat on the channels, twice, then a Conv 3x3 back to `channels`), scaled by Mul 0.2 and added
+    to its input; the upsampler (Resize nearest x2 as PyTorch's interpolate exports it, Conv 3x3,
+    LeakyRelu(0.2)) and a last Conv 3x3 to one channel."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    he = lambda shape: rng.standard_normal(shape) * np.sqrt(2.0 / int(np.prod(shape[1:])))
+    weights = {"w_stem": he((channels, 1, 3, 3)), "beta": np.float32(0.2), "scales": np.array([1, 1, 2, 2])}
+    conv = lambda x, w, out: helper.make_node("Conv", [x, w, w + "_b"], [out], pads=[1, 1, 1, 1], name=out)
+    leaky = lambda x, out: helper.make_node("LeakyRelu", [x], [out], alpha=0.2, name=out)
+    nodes = [conv("x", "w_stem", "stem")]
+    feats, c = "stem", channels
+    for k in range(2):
+        weights[f"w_d{k}"] = he((growth, c, 3, 3))
+        nodes += [conv(feats, f"w_d{k}", f"d{k}"), leaky(f"d{k}", f"dl{k}"),
+                  helper.make_node("Concat", [feats, f"dl{k}"], [f"cat{k}"], axis=1, name=f"cat{k}")]
+        feats, c = f"cat{k}", c + growth
+    weights["w_fuse"] = he((channels, c, 3, 3)) * 0.5
+    weights["w_up"] = he((channels, channels, 3, 3))
+    weights["w_out"] = he((1, channels, 3, 3)) * 0.5
+    nodes += [conv(feats, "w_fuse", "fuse"),
+              helper.make_node("Mul", ["fuse", "beta"], ["scaled"], name="residual_scale"),
+              helper.make_node("Add", ["scaled", "stem"], ["block"], name="residual"),
+              helper.make_node("Resize", ["block", "", "scales"], ["up"], mode="nearest",
+                               coordinate_transformation_mode="asymmetric", nearest_mode="floor", name="upsample"),
+              conv("up", "w_up", "upc"), leaky("upc", "upl"), conv("upl", "w_out", "y")]
+    for name in [k for k in weights if k.startswith("w_")]:
+        weights[name + "_b"] = rng.standard_normal(weights[name].shape[0]) * 0.05
+    graph = helper.make_graph(nodes, "rrdb",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1, channels: int = 1) -> list:
     """Smooth image-like frames in [0, 1] with some noise (NCHW float32, batch 1)."""
     rng = np.random.default_rng(seed)

@@ -2,6 +2,7 @@
 nearest Resize) against onnxruntime on whole models and on each op's boundary cases, and the 8-bit
 lookup kernel (dmlvk/ops/lookup.py) against numpy."""
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -28,22 +29,38 @@ ZOO = {
     "srvgg-prelu": lambda: models.srvgg(4, 8, 3),
     "srvgg-leaky": lambda: models.srvgg(2, 8, 3, leaky=True),
     "xlsr": lambda: models.xlsr(3, 8, 2),
+    "rrdb": lambda: models.rrdb(),
 }
 
 
 @pytest.mark.parametrize("activations", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("name", sorted(ZOO))
-def test_zoo_models_run_like_onnxruntime(device, name, activations):
+def test_zoo_models_run_like_onnxruntime(device, tmp_path, name, activations):
     """Each zoo architecture quantized by quantize_static in QDQ form (uint8 or int8 activations,
     per-channel int8 weights): every node runs on the device (no float op left, nothing on the host
-    but where QuantizeLinear needs shaderFloat64), every output element equal to onnxruntime's."""
+    but where QuantizeLinear needs shaderFloat64), every output element equal to onnxruntime's. The
+    one exception, named: RRDB with int8 activations, where onnxruntime's CPU provider leaves its int8
+    Mul and Add groups unfused (float sandwiches, which round otherwise than its QLinearMul and
+    QLinearAdd, which dmlvk runs): there a few elements differ (by 1 to 3 output steps: one step's
+    difference inside the network, carried through the convolutions after it)."""
     model = models.quantize(ZOO[name](), models.calibration_frames(), quant_format="QDQ", activation_type=activations)
     x = np.concatenate(models.calibration_frames(2, 13, 20, seed=5))
     want = run_ort(model, {"x": x})
     session = InferenceSession(model, device=device)
     got = session.run(None, {"x": x})
-    assert not {"Conv", "Add", "Concat", "PRelu", "LeakyRelu", "Clip"} & set(session.nodes), session.nodes
-    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert not {"Conv", "Add", "Mul", "Concat", "PRelu", "LeakyRelu", "Clip"} & set(session.nodes), session.nodes
+    if name == "rrdb" and activations == "QInt8":
+        # the explanation holds: onnxruntime's optimized graph keeps the float Mul and Add
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        kept = {n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node}
+        assert {"Mul", "Add"} <= kept, kept
+        step = np.float32(numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == "y_scale")))
+        differ = got[0] != want[0]            # 18 of 2,080, by 1 to 3 output steps, when measured
+        assert 0 < differ.sum() < 0.02 * differ.size and np.abs(got[0] - want[0]).max() <= 4 * step
+    else:
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
     _, _, steps = session.device_work({"x": x})
     assert steps in (["device"], ["host", "device"]), steps
 

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 import dmlvk
 from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError, packed_strides, reference
 from dmlvk.ops.quantized_add import ElementWiseQuantizedLinearAddDesc as AddDesc
-from dmlvk.ops.quantized_add import directml_table, onnxruntime_table
+from dmlvk.ops.quantized_add import directml_table, onnxruntime_mul_table, onnxruntime_table
 from harness import element_mask, strided_view
 
 U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
@@ -169,13 +169,13 @@ def test_directml_table_is_the_reference(rng, types):
         assert np.array_equal(table, want), trial
 
 
-def _ort_qlinear_add(dt, a_shape, b_shape):
+def _ort_qlinear_add(dt, a_shape, b_shape, op="QLinearAdd"):
     t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
     names = ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"]
     shapes = dict(a=a_shape, b=b_shape)
     ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT if k.startswith("s") else t, shapes.get(k, []))
            for k in names]
-    g = helper.make_graph([helper.make_node("QLinearAdd", names, ["y"], domain="com.microsoft")], "g", ins,
+    g = helper.make_graph([helper.make_node(op, names, ["y"], domain="com.microsoft")], "g", ins,
                           [helper.make_tensor_value_info("y", t, None)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
@@ -231,6 +231,25 @@ def test_onnxruntime_table_is_onnxruntimes_qlinear_add(rng, dt):
         assert directml_table(*args).view(dt)[256 * ia + ib] == directml_answer
 
 
+@pytest.mark.host
+@pytest.mark.parametrize("dt", [np.uint8, np.int8])
+def test_onnxruntime_mul_table_is_onnxruntimes_qlinear_mul(rng, dt):
+    """The QLinearMul table against the installed onnxruntime on every pair of bytes (both inputs
+    spans) and every scalar B, random parameters."""
+    t = DataType.from_numpy(np.dtype(dt))
+    vals = np.arange(256, dtype=np.uint8).view(dt)
+    span, scalar_b = _ort_qlinear_add(dt, [256, 256], [256, 256], "QLinearMul"), _ort_qlinear_add(dt, [256], [1], "QLinearMul")
+    for trial in range(25):
+        sa, sb, sc = (np.array(rng.uniform(0.002, 0.08), np.float32) for _ in range(3))
+        za, zb, zc = (np.array(rng.integers(np.iinfo(dt).min, np.iinfo(dt).max + 1), dt) for _ in range(3))
+        feeds = dict(sa=sa, za=za, sb=sb, zb=zb, sc=sc, zc=zc)
+        table = onnxruntime_mul_table(sa, za, sb, zb, sc, zc, t, t, t).view(dt).reshape(256, 256)
+        got = span.run(None, dict(feeds, a=np.repeat(vals, 256).reshape(256, 256), b=np.tile(vals, (256, 1))))[0]
+        assert np.array_equal(table, got), trial
+        for j in range(256) if trial < 2 else [int(rng.integers(0, 256))]:
+            assert np.array_equal(table[:, j], scalar_b.run(None, dict(feeds, a=vals, b=vals[j:j + 1]))[0])
+
+
 # ---- the ONNX runner ---------------------------------------------------------------------------
 
 def _run_both(model, x, device):
@@ -253,7 +272,7 @@ def test_quicksrnet_runs_like_onnxruntime(device):
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
 
 
-def _add_model(b_value=None, b_first=False, same=False, dt=np.uint8, b_shape=None):
+def _add_model(b_value=None, b_first=False, same=False, dt=np.uint8, b_shape=None, op="Add"):
     """x -> QuantizeLinear -> DequantizeLinear -> Add (with a constant's DequantizeLinear, or x itself)
     -> QuantizeLinear -> DequantizeLinear -> y, as quantize_static writes a QDQ Add."""
     c = [numpy_helper.from_array(v, k) for k, v in (
@@ -267,7 +286,7 @@ def _add_model(b_value=None, b_first=False, same=False, dt=np.uint8, b_shape=Non
         c.append(numpy_helper.from_array(np.asarray(b_value, dt).reshape(b_shape or np.shape(b_value)), "bq"))
         nodes.append(helper.make_node("DequantizeLinear", ["bq", "cs", "cz"], ["bf"]))
         other = "bf"
-    nodes += [helper.make_node("Add", [other, "xf"] if b_first else ["xf", other], ["s"], name="the_add"),
+    nodes += [helper.make_node(op, [other, "xf"] if b_first else ["xf", other], ["s"], name="the_add"),
               helper.make_node("QuantizeLinear", ["s", "ys", "yz"], ["sq"]),
               helper.make_node("DequantizeLinear", ["sq", "ys", "yz"], ["y"])]
     g = helper.make_graph(nodes, "add", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
@@ -290,6 +309,20 @@ def test_qdq_add_forms_run_like_onnxruntime(device, rng, form):
     x = (rng.standard_normal(shape) * 2).astype(np.float32)
     session, got, want = _run_both(model, x, device)
     assert "QLinearAdd" in session.nodes
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("form", ["tensor", "scalar", "per-channel", "itself"])
+def test_qdq_mul_forms_run_like_onnxruntime(device, rng, form):
+    """A QDQ Mul (RRDB's residual scale, a per-channel constant, the input squared) runs as QLinearMul
+    over its table, equal to onnxruntime on every element."""
+    shape = (2, 3, 7, 9)
+    value = {"scalar": [[[[51]]]], "per-channel": rng.integers(0, 256, (1, 3, 1, 1))}.get(
+        form, rng.integers(0, 256, shape))
+    model = _add_model(value, same=form == "itself", op="Mul")
+    x = (rng.standard_normal(shape) * 2).astype(np.float32)
+    session, got, want = _run_both(model, x, device)
+    assert "QLinearMul" in session.nodes
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
 
 

@@ -208,15 +208,15 @@ def _qlinear_add_desc(n: Node, ctx: Context):
     zps = [ctx.graph.consts[n.inputs[k]] for k in (2, 5, 7)]
     if not (np.dtype(a_dt) == np.dtype(b_dt) == zps[0].dtype == zps[1].dtype == zps[2].dtype) \
             or np.dtype(a_dt) not in (np.uint8, np.int8):
-        raise refused(n, f"QLinearAdd of types {np.dtype(a_dt)} and {np.dtype(b_dt)} (one 8-bit type, as its "
+        raise refused(n, f"{n.op} of types {np.dtype(a_dt)} and {np.dtype(b_dt)} (one 8-bit type, as its "
                           f"zero points)")
-    arithmetic = _add_arithmetic(n, a_shape, b_shape)
+    arithmetic = "onnxruntime-mul" if n.op == "QLinearMul" else _add_arithmetic(n, a_shape, b_shape)
     try:
         out = tuple(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
     except ValueError:
-        raise refused(n, f"QLinearAdd of shapes {tuple(a_shape)} and {tuple(b_shape)}") from None
+        raise refused(n, f"{n.op} of shapes {tuple(a_shape)} and {tuple(b_shape)}") from None
     if not 1 <= len(out) <= 8:
-        raise refused(n, f"QLinearAdd of rank {len(out)} (1 to 8)")
+        raise refused(n, f"{n.op} of rank {len(out)} (1 to 8)")
     t = DataType.from_numpy(np.dtype(a_dt))
     one = lambda dt: TensorDesc(dt, (1,) * len(out), flags=TensorFlags.OWNED_BY_DML)
     return described(n, lambda: ElementWiseQuantizedLinearAddDesc(
@@ -228,9 +228,9 @@ def _qlinear_add_desc(n: Node, ctx: Context):
 def _check_qlinear_add(n: Node, graph: Graph) -> List[str]:
     missing = [k for k in (1, 2, 4, 5, 6, 7) if not n.input(k) or n.inputs[k] not in graph.consts]
     if missing:
-        return [f"{n.name}: QLinearAdd input {missing[0]} must be a constant (initializer)"]
+        return [f"{n.name}: {n.op} input {missing[0]} must be a constant (initializer)"]
     if any(graph.consts[n.inputs[k]].size != 1 for k in (1, 2, 4, 5, 6, 7)):
-        return [f"{n.name}: QLinearAdd with scales or zero points of more than one value"]
+        return [f"{n.name}: {n.op} with scales or zero points of more than one value"]
     return []
 
 
@@ -398,6 +398,11 @@ LOWERINGS: Dict[str, Lowering] = {
                                 "arithmetic (x86 with AVX2 and FMA): per-tensor parameters, equal shapes or one "
                                 "input a single value (a DequantizeLinear pair -> Add -> QuantizeLinear group "
                                 "fused into it first)"),
+    "QLinearMul": Lowering(_infer_qlinear_add, _lower_qlinear_add, _check_qlinear_add,
+                           runs="ELEMENT_WISE_QUANTIZED_LINEAR_ADD's kernel on the device over a table of "
+                                "onnxruntime's QLinearMul arithmetic (x86): per-tensor parameters, any "
+                                "broadcast (a DequantizeLinear pair -> Mul -> QuantizeLinear group fused into "
+                                "it first)"),
     "QLinearConcat": Lowering(moves.infer_concat, moves.lower_concat,
                               runs="a move of each input into its slice of the output on the device, through "
                                    "onnxruntime's requantization table where its scale or zero point differs "

@@ -3,8 +3,8 @@ graphs alone). Each keeps what the model computes bit for bit, as ONNX Runtime c
 
 - fuse_qdq: DequantizeLinear -> Conv (-> Relu or Clip) -> QuantizeLinear groups become QLinearConv,
   as ONNX Runtime's QDQ transformers do before its CPU kernels run;
-- fuse_qdq_add: DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear groups become QLinearAdd
-  (com.microsoft's, as ONNX Runtime's CPU provider fuses them);
+- fuse_qdq_add: DequantizeLinear, DequantizeLinear -> Add (Mul) -> QuantizeLinear groups become
+  QLinearAdd (QLinearMul: com.microsoft's, as ONNX Runtime's CPU provider fuses them);
 - fuse_qdq_lookups: DequantizeLinear(s) -> Concat / LeakyRelu / PRelu -> QuantizeLinear groups become
   QLinearConcat, QLinearLeakyRelu (com.microsoft's) and QLinearPRelu (dmlvk's name for ONNX
   Runtime's float sandwich), each a per-tensor map of 8-bit values;
@@ -24,7 +24,7 @@ import numpy as np
 
 from .graph import Graph, Node, per_tensor, qparams
 
-FUSED_OPS = {"Conv", "Relu", "Clip", "Add", "Concat", "LeakyRelu", "PRelu"}       # only inside a QDQ group
+FUSED_OPS = {"Conv", "Relu", "Clip", "Add", "Mul", "Concat", "LeakyRelu", "PRelu"}       # only inside a QDQ group
 
 
 def fuse_qdq(graph: Graph) -> tuple:
@@ -119,14 +119,14 @@ def fuse_qdq(graph: Graph) -> tuple:
 
 
 def fuse_qdq_add(graph: Graph) -> tuple:
-    """(graph, messages): each Add whose two inputs come from per-tensor DequantizeLinear nodes (of a
-    tensor or a constant) and whose output goes to one per-tensor QuantizeLinear alone (no graph
-    output), all three of one 8-bit type with constant parameters, made a QLinearAdd (A, A's scale and
-    zero point, B, B's, the output's), as ONNX Runtime's QDQ selectors fuse it for its CPU kernels.
-    The messages name the Add nodes left over, and why."""
+    """(graph, messages): each Add (Mul) whose two inputs come from per-tensor DequantizeLinear nodes
+    (of a tensor or a constant) and whose output goes to one per-tensor QuantizeLinear alone (no graph
+    output), all three of one 8-bit type with constant parameters, made a QLinearAdd (QLinearMul: A,
+    A's scale and zero point, B, B's, the output's), as ONNX Runtime's QDQ selectors fuse it for its
+    CPU kernels. The messages name the nodes left over, and why."""
     nodes, consts = list(graph.nodes), dict(graph.consts)
     bad = []
-    for add in [n for n in nodes if n.op == "Add"]:
+    for add in [n for n in nodes if n.op in ("Add", "Mul")]:
         g = graph.with_nodes(nodes, consts)
         dqs = [g.maker(k) for k in add.inputs[:2]]
         users = g.users(add.outputs[0])
@@ -134,22 +134,23 @@ def fuse_qdq_add(graph: Graph) -> tuple:
         group = dqs + [q]
         if any(d is None for d in group) or [d.op for d in group] != ["DequantizeLinear"] * 2 + ["QuantizeLinear"] \
                 or not all(k in consts for d in group for k in d.inputs[1:3] if k):
-            bad.append(f"{add.name}: Add not in a DequantizeLinear, DequantizeLinear -> Add -> QuantizeLinear "
-                       f"group with constant quantization parameters (dmlvk runs it as QLinearAdd)")
+            bad.append(f"{add.name}: {add.op} not in a DequantizeLinear, DequantizeLinear -> {add.op} -> "
+                       f"QuantizeLinear group with constant quantization parameters (dmlvk runs it as "
+                       f"QLinear{add.op})")
             continue
         params = [qparams(dqs[0], g, _input_type(dqs[0], g)), qparams(dqs[1], g, _input_type(dqs[1], g)),
                   qparams(q, g, np.uint8)]
         types = {np.dtype(zp.dtype) for _, zp in params}
         if any(s.size != 1 or zp.size != 1 for s, zp in params) or len(types) != 1 \
                 or types.pop() not in (np.dtype(np.uint8), np.dtype(np.int8)):
-            bad.append(f"{add.name}: Add between DequantizeLinear and QuantizeLinear nodes that are not per "
-                       f"tensor, of one 8-bit type (QLinearAdd's form)")
+            bad.append(f"{add.name}: {add.op} between DequantizeLinear and QuantizeLinear nodes that are not "
+                       f"per tensor, of one 8-bit type (QLinear{add.op}'s form)")
             continue
         ins = []
         for k, (node, (_, zp)) in enumerate(zip(group, params)):
             consts[f"{add.name}__zero_point{k}"] = np.asarray(zp).reshape(())
             ins += ([node.inputs[0]] if k < 2 else []) + [node.inputs[1], f"{add.name}__zero_point{k}"]
-        nodes[nodes.index(add)] = Node("QLinearAdd", add.name, tuple(ins), (q.outputs[0],), {})
+        nodes[nodes.index(add)] = Node(f"QLinear{add.op}", add.name, tuple(ins), (q.outputs[0],), {})
         nodes.remove(q)
     return graph.with_nodes(nodes, consts), bad
 

@@ -117,11 +117,29 @@ def onnxruntime_table(a_scale, a_zp, b_scale, b_zp, out_scale, out_zp, a_type, b
     return _saturated(q, out_type).reshape(-1)
 
 
+def onnxruntime_mul_table(a_scale, a_zp, b_scale, b_zp, out_scale, out_zp, a_type, b_type, out_type) -> np.ndarray:
+    """The 65,536 output bytes of onnxruntime's QLinearMul on x86 (MLAS, no FMA; spec zoo 10.3): the
+    integer product (a - AZeroPoint)(b - BZeroPoint), times float32(float32(AScale * BScale) /
+    OutputScale) in float32, plus OutputZeroPoint in float32, rounded half to even, saturated; the
+    same for a single value broadcast (measured against the installed onnxruntime on every pair)."""
+    f32 = np.float32
+    ratio = f32(f32(f32(a_scale) * f32(b_scale)) / f32(out_scale))
+    product = (_values_of(a_type) - int(a_zp))[:, None] * (_values_of(b_type) - int(b_zp))[None, :]
+    with np.errstate(all="ignore"):
+        v = ((product.astype(f32) * ratio).astype(f32) + f32(int(out_zp))).astype(f32)
+        q = np.rint(v)
+    return _saturated(q, out_type).reshape(-1)
+
+
+ARITHMETICS = ("directml", "onnxruntime", "onnxruntime-scalar-a", "onnxruntime-scalar-b", "onnxruntime-mul")
+
+
 @dataclass(frozen=True)
 class ElementWiseQuantizedLinearAddDesc:
     """DML_ELEMENT_WISE_QUANTIZED_LINEAR_ADD_OPERATOR_DESC (FL 4_0). arithmetic: "directml" (the
     operator), or "onnxruntime" / "onnxruntime-scalar-a" / "onnxruntime-scalar-b" (the ONNX runner's
-    QLinearAdd, not part of DirectML's description)."""
+    QLinearAdd) or "onnxruntime-mul" (its QLinearMul: the same kernel over another table), none
+    part of DirectML's description."""
     a_tensor: Optional[TensorDesc]
     a_scale_tensor: Optional[TensorDesc]
     a_zero_point_tensor: Optional[TensorDesc]
@@ -182,7 +200,7 @@ class ElementWiseQuantizedLinearAddDesc:
                 checkers[k].fail(f"has Sizes {list(checkers[k].desc.sizes)}; it must hold exactly 1 element.")
         checkers[B].sizes_equal(self.a_tensor.sizes, "A's Sizes: broadcast with 0 strides")   # rule 6
         checkers[OUTPUT].sizes_equal(self.a_tensor.sizes, "A's Sizes")
-        if self.arithmetic not in ("directml", "onnxruntime", "onnxruntime-scalar-a", "onnxruntime-scalar-b"):
+        if self.arithmetic not in ARITHMETICS:
             raise ValueError(f"{OP}: unknown arithmetic {self.arithmetic!r}")
 
     def kernel(self, capabilities: Optional[Capabilities] = None, force: Optional[str] = None, tuning=None) -> Kernel:
@@ -233,6 +251,8 @@ class QuantizedLinearAddOperator(CompiledOperator):
         types = (d.a_tensor.data_type, d.b_tensor.data_type, d.output_tensor.data_type)
         if d.arithmetic == "directml":
             table = directml_table(*args, *types)
+        elif d.arithmetic == "onnxruntime-mul":
+            table = onnxruntime_mul_table(*args, *types)
         else:
             scalar = {"onnxruntime": None, "onnxruntime-scalar-a": "A", "onnxruntime-scalar-b": "B"}[d.arithmetic]
             table = onnxruntime_table(*args, *types, scalar=scalar)
