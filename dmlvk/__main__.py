@@ -1,4 +1,4 @@
-"""Command line: dmlvk {devices,run,report,bench,demo}. `devices` and `run` are the library's; report,
+"""Command line: dmlvk {devices,run,census,report,bench,demo}. `devices`, `run` and `census` are the library's; report,
 bench and demo are the tools of the source tree's dmlvk_lab package (python -m dmlvk_lab)."""
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def cmd_devices(args) -> int:
 
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
 _DELEGATED = {"run": ("dmlvk.onnx.cli", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device"),
+              "census": ("dmlvk.onnx.census", "show what each node of an ONNX model becomes and where it runs"),
               "report": ("dmlvk_lab.report", "portability report against DirectML on each Vulkan device"),
               "bench": ("dmlvk_lab.bench", "benchmark the operators against copy bandwidth and peers"),
               "demo": ("dmlvk_lab.demo", "run DirectML's documented examples on a device")}

@@ -312,3 +312,33 @@ def test_lookup_kernel_moves_and_maps_bytes(device, rng):
             want[o] = t[v]
             want[o + (count if packed else 1)] = v
         assert np.array_equal(y, want), trial
+
+
+# ---- census and placement --------------------------------------------------------------------------
+
+def test_census_and_placement(device, tmp_path, capsys):
+    """`dmlvk census` prints each node that runs, what it runs as, where (with shapes), and the model's
+    nodes it stands for; a refused model gets each reason on a line and status 1.
+    InferenceSession.placement gives the same places by node name."""
+    from dmlvk.onnx import census
+    model = models.quantize(models.xlsr(3, 8, 2), models.calibration_frames(), quant_format="QDQ")
+    path = tmp_path / "xlsr.onnx"
+    onnx.save(model, str(path))
+    session = InferenceSession(model, device=device)
+    places = session.placement({"x": np.zeros((1, 1, 24, 32), np.float32)})
+    assert places["concat"] == places["anchor_add"] == places["stem"] == "device" and places["clip"] in ("device",)
+    assert census.main([str(path), "--shape", "x=1,1,24,32"]) == 0
+    out = capsys.readouterr().out
+    assert "12 nodes run, planned for" in out
+    line = next(s for s in out.splitlines() if s.split()[:1] == ["concat"])
+    assert line.split()[1:3] == ["QLinearConcat", "device"] and "concat (Concat)" in line
+    assert census.main([str(path)]) == 0 and "give --shape" in capsys.readouterr().out
+    bad = models.xlsr(3, 8, 2)
+    bad.graph.node.append(helper.make_node("Softmax", ["y"], ["z"], name="sm"))
+    bad.graph.output[0].name = "z"
+    onnx.save(bad, str(tmp_path / "bad.onnx"))
+    assert census.main([str(tmp_path / "bad.onnx")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("refused") and "  sm: Softmax" in lines and any(s.startswith("  concat: Concat") for s in lines)
+    with pytest.raises(SystemExit):
+        census.main([str(path), "--shape", "nope=1,2"])

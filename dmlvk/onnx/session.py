@@ -50,7 +50,8 @@ class InferenceSession:
 
     def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False):
         self.host_quantization = bool(host_quantization)
-        self.graph = prepare(model)
+        self.model_graph = model if isinstance(model, Graph) else graphs.load(model)    # as the model has it
+        self.graph = prepare(self.model_graph)
         self.device = resolve_device(device)
         self._plans: "OrderedDict[tuple, Plan]" = OrderedDict()
         self._stream_plans: Dict[tuple, list] = {}      # run_stream's plans, `depth` per signature
@@ -76,6 +77,28 @@ class InferenceSession:
 
     def _plan(self, feeds: dict, outputs: Optional[dict] = None) -> Plan:
         return Plan(self.graph, self.device, feeds, outputs, self.host_quantization)
+
+    def plan(self, input_feed: dict) -> Plan:
+        """The plan run() makes (and keeps) for inputs like these (arrays, or any objects with their
+        shape and dtype): the graph after the plan-time passes, and its steps."""
+        feeds = self._checked_feeds(input_feed)
+        key = plan_key(feeds)
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = self._plan(feeds)
+                while len(self._plans) > PLANS_KEPT:
+                    self._plans.popitem(last=False)
+            return plan
+
+    def placement(self, input_feed: dict) -> Dict[str, str]:
+        """{node name: "device", "host" or "view"} for each node of the plan for inputs like these, in
+        the order they run (fused nodes by their own names)."""
+        out = {}
+        for kind, what in self.plan(input_feed).steps:
+            for n, low in (what.calls if kind == "device" else [what]):
+                out[n.name] = "view" if low.kind == "view" else kind
+        return out
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: dict,
             outputs: Optional[dict] = None) -> list:
