@@ -188,6 +188,41 @@ def rrdb(channels: int = 16, growth: int = 8, seed: int = 0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
+def sesr(scale: int = 2, channels: int = 16, blocks: int = 5, seed: int = 0):
+    """A SESR-M5-style network in float32 (its linear blocks collapsed, as exported for inference), one
+    luma channel: a Conv 5x5 stem with PRelu; `blocks` times a Conv 3x3 plus its input (a residual
+    Add) and PRelu; the long residual Add of the stem's output; a Conv 5x5 to scale^2 channels plus
+    the input repeated to them (Tile: the anchor); DepthToSpace(scale, CRD)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    r2 = scale * scale
+    he = lambda shape: rng.standard_normal(shape) * np.sqrt(2.0 / int(np.prod(shape[1:])))
+    weights = {"w_stem": he((channels, 1, 5, 5)), "b_stem": rng.standard_normal(channels) * 0.05,
+               "a_stem": rng.uniform(0.05, 0.3, (channels, 1, 1)), "w_out": he((r2, channels, 5, 5)) * 0.5,
+               "b_out": rng.standard_normal(r2) * 0.05, "repeats": np.array([1, r2, 1, 1])}
+    nodes = [helper.make_node("Conv", ["x", "w_stem", "b_stem"], ["stem"], pads=[2, 2, 2, 2], name="stem"),
+             helper.make_node("PRelu", ["stem", "a_stem"], ["s0"], name="stem_act")]
+    x = "s0"
+    for k in range(blocks):
+        weights.update({f"w{k}": he((channels, channels, 3, 3)) * 0.5, f"b{k}": rng.standard_normal(channels) * 0.05,
+                        f"a{k}": rng.uniform(0.05, 0.3, (channels, 1, 1))})
+        nodes += [helper.make_node("Conv", [x, f"w{k}", f"b{k}"], [f"c{k}"], pads=[1, 1, 1, 1], name=f"conv{k}"),
+                  helper.make_node("Add", [f"c{k}", x], [f"r{k}"], name=f"residual{k}"),
+                  helper.make_node("PRelu", [f"r{k}", f"a{k}"], [f"p{k}"], name=f"act{k}")]
+        x = f"p{k}"
+    nodes += [helper.make_node("Add", [x, "s0"], ["long"], name="long_residual"),
+              helper.make_node("Conv", ["long", "w_out", "b_out"], ["res"], pads=[2, 2, 2, 2], name="out"),
+              helper.make_node("Tile", ["x", "repeats"], ["anchor"], name="anchor"),
+              helper.make_node("Add", ["res", "anchor"], ["sum"], name="anchor_add"),
+              helper.make_node("DepthToSpace", ["sum"], ["y"], blocksize=scale, mode="CRD", name="shuffle")]
+    graph = helper.make_graph(nodes, f"sesr_x{scale}",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                              [numpy_helper.from_array(np.asarray(v, np.int64 if k == "repeats" else np.float32), k)
+                               for k, v in weights.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def calibration_frames(count: int = 8, h: int = 24, w: int = 32, seed: int = 1, channels: int = 1) -> list:
     """Smooth image-like frames in [0, 1] with some noise (NCHW float32, batch 1)."""
     rng = np.random.default_rng(seed)

@@ -30,6 +30,7 @@ ZOO = {
     "srvgg-leaky": lambda: models.srvgg(2, 8, 3, leaky=True),
     "xlsr": lambda: models.xlsr(3, 8, 2),
     "rrdb": lambda: models.rrdb(),
+    "sesr": lambda: models.sesr(2, 8, 3),
 }
 
 
