@@ -226,6 +226,28 @@ def test_dequantization_moves_past_layout_ops_only_per_tensor_and_alone(device, 
         assert np.array_equal(got, want)
 
 
+def test_a_tensor_between_that_is_a_graph_output_stays(device, rng):
+    """x -> SpaceToDepth -> t -> QuantizeLinear -> y with t a graph output too, and DequantizeLinear ->
+    f -> DepthToSpace with f a graph output too: nothing moves (t and f stay computed), both outputs
+    equal onnxruntime's (they failed at run() with a KeyError while a graph output was not counted
+    as a reader)."""
+    consts = {"s": np.float32(0.05), "zp": np.array(3, U8)}
+    s2d = model_of([helper.make_node("SpaceToDepth", ["x"], ["t"], blocksize=2),
+                    helper.make_node("QuantizeLinear", ["t", "s", "zp"], ["y"])],
+                   [("x", np.float32, [1, 2, 4, 6])], [("y", U8), ("t", np.float32)], consts)
+    x = rng.standard_normal((1, 2, 4, 6)).astype(np.float32)
+    assert fused(s2d) == ["SpaceToDepth", "QuantizeLinear"]
+    for got, want in zip(InferenceSession(s2d, device=device).run(None, {"x": x}), run_ort(s2d, {"x": x})):
+        assert np.array_equal(got, want)
+    d2s = model_of([helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["f"]),
+                    helper.make_node("DepthToSpace", ["f"], ["y"], blocksize=2, mode="CRD")],
+                   [("q", U8, [1, 8, 3, 5])], [("y", np.float32), ("f", np.float32)], consts)
+    q = rng.integers(0, 256, (1, 8, 3, 5), dtype=U8)
+    assert fused(d2s) == ["DequantizeLinear", "DepthToSpace"]
+    for got, want in zip(InferenceSession(d2s, device=device).run(None, {"q": q}), run_ort(d2s, {"q": q})):
+        assert np.array_equal(got, want)
+
+
 def test_commute_is_driven_by_the_registry_layout_ops():
     assert {"DepthToSpace", "SpaceToDepth", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Tile",
             "Resize"} == set(LAYOUT_OPS)

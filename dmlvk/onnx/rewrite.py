@@ -262,7 +262,7 @@ def activation_is_saturation(act: Node, ys, yzp, graph: Graph) -> bool:
 def commute(graph: Graph, layout_ops) -> Graph:
     """Per-tensor DequantizeLinear nodes moved after the layout ops that consume them, and per-tensor
     QuantizeLinear nodes before the layout ops that produce their input, where the tensor in between
-    has no other reader. layout_ops: op names, or a predicate of a node (whose attributes decide:
+    has no other reader and is no graph output. layout_ops: op names, or a predicate of a node (whose attributes decide:
     a nearest Resize moves data, a linear one does not)."""
     is_layout = layout_ops if callable(layout_ops) else (lambda n, ops=frozenset(layout_ops): n.op in ops)
     nodes = list(graph.nodes)
@@ -279,13 +279,14 @@ def commute(graph: Graph, layout_ops) -> Graph:
         changed = False
         for dq in [n for n in nodes if n.op == "DequantizeLinear" and per_tensor(n, graph)]:
             users = graph.with_nodes(nodes).users(dq.outputs[0])
-            if dq in nodes and len(users) == 1 and is_layout(users[0]):
+            if dq in nodes and len(users) == 1 and is_layout(users[0]) and dq.outputs[0] not in graph.output_names:
                 swap(dq, users[0], "__quantized")
                 changed = True
         for q in [n for n in nodes if n.op == "QuantizeLinear" and per_tensor(n, graph)]:
             g = graph.with_nodes(nodes)
             lay = g.maker(q.inputs[0])
-            if q in nodes and lay is not None and is_layout(lay) and len(g.users(q.inputs[0])) == 1:
+            if q in nodes and lay is not None and is_layout(lay) and len(g.users(q.inputs[0])) == 1 \
+                    and q.inputs[0] not in g.output_names:
                 swap(lay, q, "__float")
                 changed = True
     return graph.with_nodes(nodes)
