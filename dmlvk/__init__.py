@@ -12,6 +12,7 @@ from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
 from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
 from .ops.quantized_add import ElementWiseQuantizedLinearAddDesc
+from .ops.join_tile import JoinDesc, TileDesc
 
 __version__ = "0.1.0"
 __all__ = [
@@ -23,7 +24,7 @@ __all__ = [
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
-    "ElementWiseQuantizedLinearAddDesc",
+    "ElementWiseQuantizedLinearAddDesc", "JoinDesc", "TileDesc",
 ]
 
 

@@ -117,7 +117,9 @@ class TensorFlags(enum.IntFlag):
 
 class OperatorType(enum.IntEnum):
     """DML_OPERATOR_TYPE values of the operators dmlvk implements."""
+    JOIN = 63
     SPACE_TO_DEPTH = 68
+    TILE = 70
     DEPTH_TO_SPACE = 69
     DEPTH_TO_SPACE1 = 113
     SPACE_TO_DEPTH1 = 114

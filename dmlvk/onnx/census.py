@@ -10,8 +10,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from ..runtime.device import Device
 from .graph import NUMPY_TYPES, Graph, UnsupportedModelError
 from .lower import LOWERINGS
+from .session import InferenceSession
 
 
 def absorbed(model: Graph, ran: Graph) -> Dict[str, List[str]]:
@@ -60,8 +62,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--host-quantization", action="store_true", help="QuantizeLinear/DequantizeLinear on the host")
     a = ap.parse_args(argv)
-    from ..runtime.device import Device
-    from .session import InferenceSession
     try:
         session = InferenceSession(a.model, device=Device(a.device) if a.device is not None else None,
                                    host_quantization=a.host_quantization)

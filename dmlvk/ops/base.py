@@ -68,6 +68,8 @@ class CompiledOperator:
     operator_name = "DML_OPERATOR"
     # Input slots whose values the host reads to build the parameter block (see _parameters).
     _param_slots: tuple = ()
+    # Or a parameter block fixed at compile time (words), the same for every execution.
+    _constant_params: Optional[np.ndarray] = None
 
     def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
                  outputs: Sequence[TensorDesc], kernels: List[Kernel], scratch: Sequence[int] = (),
@@ -192,6 +194,12 @@ class CompiledOperator:
     def _refresh_parameters(self, state: _Context, bindings: list) -> Optional[Buffer]:
         """The state's parameter Buffer with host bytes for these bindings (recomputed only when
         a source changed: a Buffer's version, a host array's bytes)."""
+        if self._constant_params is not None:
+            if state.params is None:
+                data = np.ascontiguousarray(self._constant_params).view(np.uint8)
+                state.params = self.device.staging_buffer(data.size)
+                state.params.host[:data.size] = data
+            return state.params
         if not self._param_slots:
             return None
         srcs = {s: bindings[s] for s in self._param_slots}
@@ -268,7 +276,7 @@ class CompiledOperator:
                     span = nbytes
                 downloads.append((stage, b, span))
             slots.append(stage)
-        if self._param_slots:
+        if self._param_slots or self._constant_params is not None:
             params = self._refresh_parameters(state, bindings)
             slots.append(params)
             if params is not None:
@@ -304,7 +312,7 @@ class CompiledOperator:
         for stage, raw, span in downloads:
             if raw is FETCH:
                 fetched = stage.host[:span].copy()
-                if len(bindings) == 2 and not self._param_slots:
+                if len(bindings) == 2 and not self._param_slots and self._constant_params is None:
                     state.fetch = (slots[0], self._slot_plan[0][1], stage, span, prog)
             else:
                 raw[:span] = stage.host[:span]
