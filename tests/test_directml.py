@@ -246,3 +246,96 @@ def test_quantized_add_validation_agrees_with_directml(dml):
         if got.accepted != (mine is None):
             wrong.append(f"{changes[k]}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
     assert not wrong, "\n".join(wrong)
+
+
+def _join_tile_cases(rng):
+    """JOIN (1-3 inputs, a random axis) and TILE (random repeats) of every type each supports, ranks
+    1-8, inputs and outputs packed or permuted with gaps (TILE's inputs broadcast too), with random
+    bytes in every buffer."""
+    from dmlvk.ops.join_tile import join_types, tile_types
+
+    def permuted_strides(rng, sizes, gaps):
+        out, acc = [0] * len(sizes), 1
+        for d in (rng.permutation(len(sizes)) if gaps else range(len(sizes) - 1, -1, -1)):
+            out[d] = acc
+            acc *= sizes[d] + int(gaps and rng.integers(0, 2))
+        return tuple(out)
+
+    cases = []
+    for k in range(48):
+        rank = 1 + k % 8
+        types = sorted(join_types(FeatureLevel.FL_6_4) if k % 2 == 0 else tile_types(FeatureLevel.FL_6_4))
+        dt = types[int(rng.integers(0, len(types)))]
+        base = [int(s) for s in rng.integers(1, 4, rank)]
+        if k % 2 == 0:
+            axis = int(rng.integers(0, rank))
+            shapes = []
+            for _ in range(int(rng.integers(1, 4))):
+                s = list(base)
+                s[axis] = int(rng.integers(1, 4))
+                shapes.append(s)
+            ins = [TensorDesc(dt, s, permuted_strides(rng, s, k % 4 == 0)) for s in shapes]
+            out_sizes = list(base)
+            out_sizes[axis] = sum(s[axis] for s in shapes)
+            out = TensorDesc(dt, out_sizes, permuted_strides(rng, out_sizes, k % 4 == 2))
+            desc = dmlvk.JoinDesc(ins, out, axis)
+        else:
+            repeats = [int(r) for r in rng.integers(1, 3, rank)]
+            ins = [TensorDesc(dt, base, permuted_strides(rng, base, k % 4 == 1))]
+            tiled = [s * r for s, r in zip(base, repeats)]
+            out = TensorDesc(dt, tiled, permuted_strides(rng, tiled, k % 4 == 3))
+            desc = dmlvk.TileDesc(ins[0], out, repeats)
+        buffers = [rng.integers(0, 256, max(t.total_bytes, 4), dtype=np.uint8) for t in ins + [out]]
+        cases.append(oracle.Case(desc, buffers))
+    return cases
+
+
+def test_join_and_tile_agree_with_directml_byte_for_byte(dml):
+    """JOIN and TILE executed by DirectML and by dmlvk on the same buffers (_join_tile_cases): every
+    output byte equal, gaps included."""
+    cases = _join_tile_cases(np.random.default_rng(63))
+    device = dmlvk.Device()
+    wrong = []
+    for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
+        assert got.accepted and got.exec_hr == 0, (i, type(case.desc).__name__, got.create_hr, got.exec_hr)
+        out = case.buffers[-1].copy()
+        device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+        if not np.array_equal(out, got.output[:out.size]):
+            wrong.append(f"case {i} ({type(case.desc).__name__}): {int((out != got.output[:out.size]).sum())} "
+                         f"bytes differ")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_join_and_tile_validation_agrees_with_directml(dml):
+    """Each of JOIN's and TILE's rules broken once, and descriptions that keep them, accepted or
+    rejected by DirectML as by dmlvk (at FL 6_4)."""
+    f32, u8, f64 = DataType.FLOAT32, DataType.UINT8, DataType.FLOAT64
+    t = lambda sizes, dt=f32, strides=None: TensorDesc(dt, sizes, strides)
+    descs = [dmlvk.JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 1),
+             dmlvk.JoinDesc([t((1, 2, 3, 4), u8), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 1),
+             dmlvk.JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3))], t((1, 7, 3, 4)), 1),
+             dmlvk.JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 4),
+             dmlvk.JoinDesc([t((1, 2, 3, 4)), t((1, 5, 2, 4))], t((1, 7, 3, 4)), 1),
+             dmlvk.JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 8, 3, 4)), 1),
+             dmlvk.JoinDesc([t((2, 3), f64)], t((2, 3), f64), 0),
+             dmlvk.JoinDesc([t((5,))], t((5,)), 0),
+             dmlvk.JoinDesc([t((1, 2, 3, 4))], t((1, 2, 3, 4), strides=(0, 12, 4, 1)), 1),
+             dmlvk.TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 1, 3, 3)),
+             dmlvk.TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9), u8), (1, 1, 3, 3)),
+             dmlvk.TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 3, 3)),
+             dmlvk.TileDesc(t((1, 1, 2, 3)), t((1, 1, 2, 9)), (1, 1, 0, 3)),
+             dmlvk.TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 6)), (1, 1, 3, 3)),
+             dmlvk.TileDesc(t((2, 3), f64), t((2, 3), f64), (1, 1)),
+             dmlvk.TileDesc(t((2, 3), DataType.INT64), t((4, 3), DataType.INT64), (2, 1)),
+             dmlvk.TileDesc(t((2, 3)), t((2, 6)), (1, 2))]
+    device = dmlvk.Device()
+    wrong = []
+    for desc, got in zip(descs, dml.run([oracle.Case(d) for d in descs])):
+        try:
+            device.create_operator(desc)
+            mine = None
+        except ValidationError as e:
+            mine = str(e)
+        if got.accepted != (mine is None):
+            wrong.append(f"{desc}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    assert not wrong, "\n".join(wrong)

@@ -35,6 +35,11 @@ typedef struct {
                                            OutputZeroPoint, Output */
 } DML_QLADD_DESC;
 
+/* JOIN (63) and TILE (70) */
+typedef struct { UINT InputCount; const DML_TENSOR_DESC *InputTensors; const DML_TENSOR_DESC *OutputTensor; UINT Axis; }
+  DML_JOIN_DESC;
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT RepeatsCount; const UINT *Repeats; } DML_TILE_DESC;
+
 #define DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
 #define DML_FEATURE_FEATURE_LEVELS 1
 typedef struct { UINT Count; const INT *Levels; } DML_FEATURE_LEVELS_QUERY;

@@ -5,11 +5,13 @@
  *
  * CASES (little-endian, written by oracle.py):
  *   "DMLC" u32 version(1) u32 count, then per case:
- *   u32 operator (68, 69, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
+ *   u32 operator (63, 68, 69, 70, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
  *   depth/space: tensor Input, tensor Output, u32 BlockSize, i32 Order;
  *   QLC: 10 tensors (DirectML's order), u32 DimensionCount, DimensionCount u32 each of Strides,
  *        Dilations, StartPadding, EndPadding, u32 GroupCount;
  *   quantized add: 9 tensors (DirectML's order);
+ *   JOIN: u32 InputCount (at most 9), the inputs, the output, u32 Axis;
+ *   TILE: tensor Input, tensor Output, u32 RepeatsCount, RepeatsCount u32;
  *   tensor: u32 kind (0 null, 1 buffer, 2 a desc of Type INVALID), and for 1 and 2: u32 DataType,
  *        u32 Flags, u32 DimensionCount, Sizes, u32 has_strides, Strides (if any), u64 TotalTensorSizeInBytes,
  *        u32 GuaranteedBaseOffsetAlignment;
@@ -258,6 +260,10 @@ static void run_case(FILE *res) {
   DML_DEPTH_SPACE_DESC ds;
   DML_QLC_DESC qc;
   DML_QLADD_DESC qa;
+  DML_JOIN_DESC jd;
+  DML_TILE_DESC td;
+  DML_TENSOR_DESC joined[9];
+  UINT repeats[MAX_DIMS];
   DML_OPERATOR_DESC od;
   UINT arrays[4][MAX_DIMS];
   int n = 0;
@@ -271,9 +277,31 @@ static void run_case(FILE *res) {
   memset(&qc, 0, sizeof qc);
   memset(&qa, 0, sizeof qa);
   od.Type = type;
+  memset(&jd, 0, sizeof jd);
+  memset(&td, 0, sizeof td);
   if (type == 147) {
     for (n = 0; n < 9; n++) qa.Tensors[n] = read_tensor(&t[n]);
     od.Desc = &qa;
+  } else if (type == 63) {
+    jd.InputCount = u32();
+    if (jd.InputCount > 9) die("more JOIN inputs than the case file holds");
+    for (n = 0; n < (int)jd.InputCount; n++) {
+      if (!read_tensor(&t[n])) die("a JOIN input is null");
+      joined[n] = t[n].desc;
+    }
+    jd.InputTensors = joined;
+    jd.OutputTensor = read_tensor(&t[n++]);
+    jd.Axis = u32();
+    od.Desc = &jd;
+  } else if (type == 70) {
+    td.InputTensor = read_tensor(&t[0]);
+    td.OutputTensor = read_tensor(&t[1]);
+    n = 2;
+    td.RepeatsCount = u32();
+    if (td.RepeatsCount > MAX_DIMS) die("RepeatsCount too large for the case file");
+    for (UINT i = 0; i < td.RepeatsCount; i++) repeats[i] = u32();
+    td.Repeats = repeats;
+    od.Desc = &td;
   } else if (type == 120) {
     for (n = 0; n < 10; n++) qc.Tensors[n] = read_tensor(&t[n]);
     qc.DimensionCount = u32();

@@ -89,6 +89,8 @@ def operator_tensors(desc) -> List[Optional[TensorDesc]]:
     """The description's tensors in DirectML's binding order, the output last."""
     if isinstance(desc, (dmlvk.QuantizedLinearConvolutionDesc, dmlvk.ElementWiseQuantizedLinearAddDesc)):
         return list(desc.tensors())
+    if isinstance(desc, dmlvk.JoinDesc):
+        return list(desc.input_tensors) + [desc.output_tensor]
     return [desc.input_tensor, desc.output_tensor]
 
 
@@ -101,6 +103,14 @@ def expressible(desc) -> Optional[str]:
             return "a tensor's rank or size does not fit the case file"
     if isinstance(desc, dmlvk.ElementWiseQuantizedLinearAddDesc):
         return None if desc.arithmetic == "directml" else "onnxruntime's arithmetic is no DirectML description"
+    if isinstance(desc, dmlvk.JoinDesc):
+        if not 1 <= len(desc.input_tensors) <= 9 or any(t is None for t in desc.input_tensors):
+            return "JOIN's case file holds 1 to 9 inputs, none null"
+        return None if isinstance(desc.axis, (int, np.integer)) and 0 <= desc.axis <= 0xFFFFFFFF else "Axis is no UINT"
+    if isinstance(desc, dmlvk.TileDesc):
+        ok = len(desc.repeats) <= 16 and all(isinstance(r, (int, np.integer)) and 0 <= r <= 0xFFFFFFFF
+                                             for r in desc.repeats)
+        return None if ok else "Repeats are not UINTs (16 at most)"
     if isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         lengths = {len(desc.strides), len(desc.dilations), len(desc.start_padding), len(desc.end_padding)}
         if any(not 0 <= v <= 0xFFFFFFFF for a in (desc.strides, desc.dilations, desc.start_padding,
@@ -132,6 +142,10 @@ def encode(case: Case) -> bytes:
     out = _u32(int(desc.operator_type), int(case.buffers is not None))
     if isinstance(desc, dmlvk.ElementWiseQuantizedLinearAddDesc):
         out += b"".join(_tensor(t) for t in tensors)
+    elif isinstance(desc, dmlvk.JoinDesc):
+        out += _u32(len(desc.input_tensors)) + b"".join(_tensor(t) for t in tensors) + _u32(desc.axis)
+    elif isinstance(desc, dmlvk.TileDesc):
+        out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor) + _u32(len(desc.repeats), *desc.repeats)
     elif isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         out += b"".join(_tensor(t) for t in tensors)
         out += _u32(len(desc.strides), *desc.strides, *desc.dilations, *desc.start_padding, *desc.end_padding,
