@@ -13,6 +13,7 @@ from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1
 from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear_convolution
 from .ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from .ops.join_tile import JoinDesc, TileDesc
+from .ops.activations import ActivationLeakyReluDesc, ActivationParameterizedReluDesc
 
 __version__ = "0.1.0"
 __all__ = [
@@ -24,7 +25,8 @@ __all__ = [
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
-    "ElementWiseQuantizedLinearAddDesc", "JoinDesc", "TileDesc",
+    "ElementWiseQuantizedLinearAddDesc", "JoinDesc", "TileDesc", "ActivationLeakyReluDesc",
+    "ActivationParameterizedReluDesc",
 ]
 
 

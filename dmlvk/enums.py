@@ -117,6 +117,8 @@ class TensorFlags(enum.IntFlag):
 
 class OperatorType(enum.IntEnum):
     """DML_OPERATOR_TYPE values of the operators dmlvk implements."""
+    ACTIVATION_LEAKY_RELU = 39
+    ACTIVATION_PARAMETERIZED_RELU = 42
     JOIN = 63
     SPACE_TO_DEPTH = 68
     TILE = 70

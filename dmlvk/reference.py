@@ -112,3 +112,17 @@ def quantized_linear_add(a, a_scale, a_zp, b, b_scale, b_zp, out_scale, out_zp, 
         q = np.rint((total.astype(f32) / f32(out_scale)).astype(f32)).astype(np.float64)
     q = np.where(np.isnan(q), info.min, q + zp(out_zp))
     return np.clip(q, info.min, info.max).astype(output_dtype)
+
+
+def parameterized_relu(x: np.ndarray, slope) -> np.ndarray:
+    """ACTIVATION_PARAMETERIZED_RELU (spec zoo 4.2): x where x >= 0, else slope * x, in x's type; float16
+    computed in float32 and rounded once to float16; integers as their two's-complement product. slope
+    broadcasts to x (ACTIVATION_LEAKY_RELU: a FLOAT Alpha, applied in float32)."""
+    x = np.asarray(x)
+    slope = np.broadcast_to(np.asarray(slope), x.shape)
+    if x.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            v = x.astype(np.float32)
+            return np.where(v >= 0, v, (slope.astype(np.float32) * v).astype(np.float32)).astype(x.dtype)
+    product = (x.astype(np.int64) * slope.astype(np.int64)).astype(x.dtype)
+    return np.where(x >= 0, x, product)

@@ -39,6 +39,10 @@ def read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:
     return np.array(view).reshape(-1)
 
 
+def _same_start(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+
+
 class _Context:
     """One caller's host-side state: staging Buffers per host-array slot, the parameter block
     and its key, and a few programs recorded over the Buffers bound lately (past that, the
@@ -70,6 +74,8 @@ class CompiledOperator:
     _param_slots: tuple = ()
     # Or a parameter block fixed at compile time (words), the same for every execution.
     _constant_params: Optional[np.ndarray] = None
+    # Whether the output may be bound to an input's own memory (laid out alike): DirectML's in-place.
+    _in_place = False
 
     def __init__(self, device: Device, desc, inputs: Sequence[Optional[TensorDesc]],
                  outputs: Sequence[TensorDesc], kernels: List[Kernel], scratch: Sequence[int] = (),
@@ -179,9 +185,19 @@ class CompiledOperator:
                 if a is None or b is None or isinstance(a, Buffer) != isinstance(b, Buffer):
                     continue
                 if (a is b) if isinstance(a, Buffer) else np.shares_memory(a, b):
+                    if self._in_place and self._alike(o, i) and (a is b or _same_start(a, b)):
+                        continue
                     raise ValueError(f"{self.operator_name}: output {o - n_in} overlaps input {i}; "
                                      f"this operator does not run in place")
         return checked
+
+    def _alike(self, o: int, i: int) -> bool:
+        """Whether bindings o and i are laid out alike (the same Sizes, strides, element size and
+        TotalTensorSizeInBytes: the same byte range, as DirectML asks of an alias): the only in-place
+        binding an in-place operator takes."""
+        a, b = self._descs[o], self._descs[i]
+        return (tuple(a.sizes) == tuple(b.sizes) and tuple(a.effective_strides) == tuple(b.effective_strides)
+                and a.element_bytes == b.element_bytes and a.total_bytes == b.total_bytes)
 
     # ---- host-side parameters -----------------------------------------------------------------
 
