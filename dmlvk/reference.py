@@ -116,13 +116,19 @@ def quantized_linear_add(a, a_scale, a_zp, b, b_scale, b_zp, out_scale, out_zp, 
 
 def parameterized_relu(x: np.ndarray, slope) -> np.ndarray:
     """ACTIVATION_PARAMETERIZED_RELU (spec zoo 4.2): x where x >= 0, else slope * x, in x's type; float16
-    computed in float32 and rounded once to float16; integers as their two's-complement product. slope
-    broadcasts to x (ACTIVATION_LEAKY_RELU: a FLOAT Alpha, applied in float32)."""
+    computed in float32 and rounded toward zero to float16, as DirectML's results are (measured:
+    docs/directml.md); integers as their two's-complement product. slope broadcasts to x
+    (ACTIVATION_LEAKY_RELU: a FLOAT Alpha, applied in float32)."""
     x = np.asarray(x)
     slope = np.broadcast_to(np.asarray(slope), x.shape)
     if x.dtype.kind == "f":
         with np.errstate(all="ignore"):
             v = x.astype(np.float32)
-            return np.where(v >= 0, v, (slope.astype(np.float32) * v).astype(np.float32)).astype(x.dtype)
+            r = np.where(v >= 0, v, (slope.astype(np.float32) * v).astype(np.float32)).astype(np.float32)
+            if x.dtype == np.float32:
+                return r
+            h = r.astype(np.float16)                                       # to nearest, then toward zero
+            past = np.isfinite(r) & (np.abs(h.astype(np.float32)) > np.abs(r))
+            return np.where(past, np.nextafter(h, np.float16(0)), h).astype(np.float16)
     product = (x.astype(np.int64) * slope.astype(np.int64)).astype(x.dtype)
     return np.where(x >= 0, x, product)

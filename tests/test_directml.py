@@ -339,3 +339,50 @@ def test_join_and_tile_validation_agrees_with_directml(dml):
         if got.accepted != (mine is None):
             wrong.append(f"{desc}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_activations_agree_with_directml(dml):
+    """ACTIVATION_LEAKY_RELU over every float16 bit pattern (five alphas: rounding, overflow, underflow,
+    negative) and random float32 values, ACTIVATION_PARAMETERIZED_RELU over every float16 pattern with
+    random slopes and on INT8/INT16/INT32 extremes: every output byte DirectML's (its float16 results
+    round toward zero, NaN payloads included); and one rule of each broken, rejected alike."""
+    L, P = dmlvk.ActivationLeakyReluDesc, dmlvk.ActivationParameterizedReluDesc
+    rng = np.random.default_rng(42)
+    pad = lambda a: np.concatenate([np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.zeros(4, np.uint8)])
+    h = np.arange(65536, dtype=np.uint16).view(np.float16)
+    f16, f32 = DataType.FLOAT16, DataType.FLOAT32
+    cases = [oracle.Case(L.of(TensorDesc(f16, h.shape), a), [pad(h), np.zeros(131072, np.uint8)])
+             for a in (0.01, 0.2, 1e-5, 3.7, -1.5)]
+    x = (rng.standard_normal(4096) * 1e3).astype(np.float32)
+    cases.append(oracle.Case(L.of(TensorDesc(f32, x.shape), 0.2), [pad(x), np.zeros(x.nbytes, np.uint8)]))
+    slope = rng.standard_normal(65536).astype(np.float16)
+    cases.append(oracle.Case(P.of(TensorDesc(f16, h.shape), TensorDesc(f16, h.shape)),
+                             [pad(h), pad(slope), np.zeros(131072, np.uint8)]))
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        xi, si = (rng.integers(info.min, info.max, 4096).astype(dt) for _ in range(2))
+        t = DataType.from_numpy(np.dtype(dt))
+        cases.append(oracle.Case(P.of(TensorDesc(t, (4096,)), TensorDesc(t, (4096,))),
+                                 [pad(xi), pad(si), np.zeros(xi.nbytes, np.uint8)]))
+    device = dmlvk.Device()
+    for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
+        assert got.accepted and got.exec_hr == 0, i
+        out = case.buffers[-1].copy()
+        device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+        assert np.array_equal(out, got.output[:out.size]), i
+    t = lambda sizes, dt=f32: TensorDesc(dt, sizes)
+    bad = [L(t((1, 2, 3, 4)), t((1, 2, 3, 4), f16), 0.1), L(t((1, 2, 3, 4)), t((1, 2, 3, 5)), 0.1),
+           L(t((1, 2, 3, 4), DataType.INT8), t((1, 2, 3, 4), DataType.INT8), 0.1),
+           P(t((1, 2, 3, 4)), t((1, 2, 1, 1)), t((1, 2, 3, 4))), P(t((2, 3), DataType.UINT8), t((2, 3), DataType.UINT8),
+                                                                  t((2, 3), DataType.UINT8)),
+           L(t((5,)), t((5,)), 0.1), P(t((2, 3), DataType.INT16), t((2, 3), DataType.INT16), t((2, 3), DataType.INT16))]
+    wrong = []
+    for desc, got in zip(bad, dml.run([oracle.Case(d) for d in bad])):
+        try:
+            device.create_operator(desc)
+            mine = None
+        except ValidationError as e:
+            mine = str(e)
+        if got.accepted != (mine is None):
+            wrong.append(f"{desc}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    assert not wrong, "\n".join(wrong)

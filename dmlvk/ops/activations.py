@@ -24,7 +24,7 @@ _TYPE_CODE = {DataType.FLOAT32: 0, DataType.FLOAT16: 1, DataType.INT32: 2, DataT
 TABLE = Table("ACTIVATION_LEAKY_RELU / ACTIVATION_PARAMETERIZED_RELU", [
     Variant("activation.elements", "activation", ("TYPE", "PRELU"),
             "an invocation per element through the strides; float16 computed in float32 and rounded once "
-            "(to nearest even, in integer arithmetic); narrow elements written with atomicAnd/atomicOr"),
+            "toward zero (as DirectML, in integer arithmetic); narrow elements written with atomicAnd/atomicOr"),
 ], push={"activation": PushBlock([("count", 1)])})
 
 

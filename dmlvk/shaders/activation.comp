@@ -2,9 +2,9 @@
 // ACTIVATION_LEAKY_RELU and ACTIVATION_PARAMETERIZED_RELU (ops/activations.py), element by element
 // through any strides (up to 8 dimensions): y = x >= 0 ? x : a * x, with a the Alpha (LEAKY) or the
 // slope tensor's element (PRELU). FLOAT32 in float32; FLOAT16 read into float32 (exact), the product
-// taken in float32 and rounded once to float16 (to nearest, ties to even, by integer arithmetic: no
-// reliance on the driver's conversion); INT32/INT16/INT8 (PRELU) as the two's-complement product's low
-// bits. Elements narrower than a word are written with atomicAnd/atomicOr. Params: at word 0 the
+// taken in float32 and rounded once to float16 toward zero, as DirectML does (by integer arithmetic:
+// no reliance on the driver's conversion); INT32/INT16/INT8 (PRELU) as the two's-complement product's
+// low bits. Elements narrower than a word are written with atomicAnd/atomicOr. Params: at word 0 the
 // dimension count, the sizes [8], the input's, the slope's and the output's element strides [8 each],
 // then Alpha's bits (word 33).
 
@@ -32,27 +32,19 @@ uint bits_at_s(uint e) { return (s[e / EPW] >> (8 * BYTES * (e % EPW))) & MASK; 
 
 float half_value(uint h) { return unpackHalf2x16(h).x; }
 
-// float32 to float16 bits, rounded to nearest, ties to even (overflow to infinity, NaN kept quiet).
+// float32 to float16 bits, rounded toward zero as DirectML's float16 results are (measured: every
+// float16 input, ops/activations.py): past the largest finite value the largest finite value,
+// infinities and NaN (quiet) kept.
 uint half_bits(float f) {
     uint v = floatBitsToUint(f), sign = (v >> 16) & 0x8000u, e = (v >> 23) & 0xFFu, m = v & 0x7FFFFFu;
     if (e == 255u)
         return sign | 0x7C00u | (m != 0u ? 0x200u | (m >> 13) : 0u);
     int exp = int(e) - 112;                       // the float16 biased exponent
     if (exp >= 31)
-        return sign | 0x7C00u;
-    if (exp <= 0) {                               // a float16 subnormal, or zero
-        if (exp < -10)
-            return sign;
-        uint full = m | 0x800000u, shift = uint(14 - exp);
-        uint q = full >> shift, rest = full & ((1u << shift) - 1u), half_way = 1u << (shift - 1u);
-        if (rest > half_way || (rest == half_way && (q & 1u) != 0u))
-            ++q;
-        return sign | q;
-    }
-    uint h = sign | (uint(exp) << 10) | (m >> 13), rest = m & 0x1FFFu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0u))
-        ++h;                                      // a carry moves to the next exponent (or infinity)
-    return h;
+        return sign | 0x7BFFu;
+    if (exp <= 0)                                 // a float16 subnormal, or zero
+        return exp < -10 ? sign : sign | ((m | 0x800000u) >> uint(14 - exp));
+    return sign | (uint(exp) << 10) | (m >> 13);
 }
 
 int signed_of(uint b) { return BYTES == 4 ? int(b) : bitfieldExtract(int(b), 0, int(8 * BYTES)); }

@@ -40,6 +40,10 @@ typedef struct { UINT InputCount; const DML_TENSOR_DESC *InputTensors; const DML
   DML_JOIN_DESC;
 typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT RepeatsCount; const UINT *Repeats; } DML_TILE_DESC;
 
+/* ACTIVATION_LEAKY_RELU (39) and ACTIVATION_PARAMETERIZED_RELU (42) */
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; FLOAT Alpha; } DML_LEAKY_RELU_DESC;
+typedef struct { const DML_TENSOR_DESC *InputTensor, *SlopeTensor, *OutputTensor; } DML_PRELU_DESC;
+
 #define DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
 #define DML_FEATURE_FEATURE_LEVELS 1
 typedef struct { UINT Count; const INT *Levels; } DML_FEATURE_LEVELS_QUERY;

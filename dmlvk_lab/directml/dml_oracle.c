@@ -5,13 +5,14 @@
  *
  * CASES (little-endian, written by oracle.py):
  *   "DMLC" u32 version(1) u32 count, then per case:
- *   u32 operator (63, 68, 69, 70, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
+ *   u32 operator (39, 42, 63, 68, 69, 70, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
  *   depth/space: tensor Input, tensor Output, u32 BlockSize, i32 Order;
  *   QLC: 10 tensors (DirectML's order), u32 DimensionCount, DimensionCount u32 each of Strides,
  *        Dilations, StartPadding, EndPadding, u32 GroupCount;
  *   quantized add: 9 tensors (DirectML's order);
  *   JOIN: u32 InputCount (at most 9), the inputs, the output, u32 Axis;
  *   TILE: tensor Input, tensor Output, u32 RepeatsCount, RepeatsCount u32;
+ *   LEAKY_RELU: tensor Input, tensor Output, f32 Alpha; PARAMETERIZED_RELU: Input, Slope, Output;
  *   tensor: u32 kind (0 null, 1 buffer, 2 a desc of Type INVALID), and for 1 and 2: u32 DataType,
  *        u32 Flags, u32 DimensionCount, Sizes, u32 has_strides, Strides (if any), u64 TotalTensorSizeInBytes,
  *        u32 GuaranteedBaseOffsetAlignment;
@@ -262,6 +263,8 @@ static void run_case(FILE *res) {
   DML_QLADD_DESC qa;
   DML_JOIN_DESC jd;
   DML_TILE_DESC td;
+  DML_LEAKY_RELU_DESC lr;
+  DML_PRELU_DESC pr;
   DML_TENSOR_DESC joined[9];
   UINT repeats[MAX_DIMS];
   DML_OPERATOR_DESC od;
@@ -282,6 +285,20 @@ static void run_case(FILE *res) {
   if (type == 147) {
     for (n = 0; n < 9; n++) qa.Tensors[n] = read_tensor(&t[n]);
     od.Desc = &qa;
+  } else if (type == 39) {
+    UINT alpha;
+    lr.InputTensor = read_tensor(&t[0]);
+    lr.OutputTensor = read_tensor(&t[1]);
+    n = 2;
+    alpha = u32();
+    memcpy(&lr.Alpha, &alpha, 4);
+    od.Desc = &lr;
+  } else if (type == 42) {
+    pr.InputTensor = read_tensor(&t[0]);
+    pr.SlopeTensor = read_tensor(&t[1]);
+    pr.OutputTensor = read_tensor(&t[2]);
+    n = 3;
+    od.Desc = &pr;
   } else if (type == 63) {
     jd.InputCount = u32();
     if (jd.InputCount > 9) die("more JOIN inputs than the case file holds");

@@ -91,6 +91,8 @@ def operator_tensors(desc) -> List[Optional[TensorDesc]]:
         return list(desc.tensors())
     if isinstance(desc, dmlvk.JoinDesc):
         return list(desc.input_tensors) + [desc.output_tensor]
+    if isinstance(desc, dmlvk.ActivationParameterizedReluDesc):
+        return [desc.input_tensor, desc.slope_tensor, desc.output_tensor]
     return [desc.input_tensor, desc.output_tensor]
 
 
@@ -107,6 +109,8 @@ def expressible(desc) -> Optional[str]:
         if not 1 <= len(desc.input_tensors) <= 9 or any(t is None for t in desc.input_tensors):
             return "JOIN's case file holds 1 to 9 inputs, none null"
         return None if isinstance(desc.axis, (int, np.integer)) and 0 <= desc.axis <= 0xFFFFFFFF else "Axis is no UINT"
+    if isinstance(desc, (dmlvk.ActivationLeakyReluDesc, dmlvk.ActivationParameterizedReluDesc)):
+        return None
     if isinstance(desc, dmlvk.TileDesc):
         ok = len(desc.repeats) <= 16 and all(isinstance(r, (int, np.integer)) and 0 <= r <= 0xFFFFFFFF
                                              for r in desc.repeats)
@@ -146,6 +150,10 @@ def encode(case: Case) -> bytes:
         out += _u32(len(desc.input_tensors)) + b"".join(_tensor(t) for t in tensors) + _u32(desc.axis)
     elif isinstance(desc, dmlvk.TileDesc):
         out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor) + _u32(len(desc.repeats), *desc.repeats)
+    elif isinstance(desc, dmlvk.ActivationLeakyReluDesc):
+        out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor) + struct.pack("<f", desc.alpha)
+    elif isinstance(desc, dmlvk.ActivationParameterizedReluDesc):
+        out += b"".join(_tensor(t) for t in tensors)
     elif isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         out += b"".join(_tensor(t) for t in tensors)
         out += _u32(len(desc.strides), *desc.strides, *desc.dilations, *desc.start_padding, *desc.end_padding,
