@@ -39,27 +39,30 @@ ZOO = {
 def test_zoo_models_run_like_onnxruntime(device, tmp_path, name, activations):
     """Each zoo architecture quantized by quantize_static in QDQ form (uint8 or int8 activations,
     per-channel int8 weights): every node runs on the device (no float op left, nothing on the host
-    but where QuantizeLinear needs shaderFloat64), every output element equal to onnxruntime's. The
-    one exception, named: RRDB with int8 activations, where onnxruntime's CPU provider leaves its int8
-    Mul and Add groups unfused (float sandwiches, which round otherwise than its QLinearMul and
-    QLinearAdd, which dmlvk runs): there a few elements differ (by 1 to 3 output steps: one step's
-    difference inside the network, carried through the convolutions after it)."""
+    but where QuantizeLinear needs shaderFloat64), every output element equal to onnxruntime's where
+    it fuses the Mul and Add groups as dmlvk does. The exception, named: int8 activations, where the
+    CPU provider of some machines' onnxruntime leaves int8 Mul and Add groups unfused (float
+    sandwiches, which can round otherwise than its QLinearMul and QLinearAdd): there a few elements
+    may differ (RRDB: by 1 to 3 output steps, one step's difference inside the network carried through
+    the convolutions after it)."""
     model = models.quantize(ZOO[name](), models.calibration_frames(), quant_format="QDQ", activation_type=activations)
     x = np.concatenate(models.calibration_frames(2, 13, 20, seed=5))
     want = run_ort(model, {"x": x})
     session = InferenceSession(model, device=device)
     got = session.run(None, {"x": x})
     assert not {"Conv", "Add", "Mul", "Concat", "PRelu", "LeakyRelu", "Clip"} & set(session.nodes), session.nodes
-    if name == "rrdb" and activations == "QInt8":
-        # the explanation holds: onnxruntime's optimized graph keeps the float Mul and Add
-        options = ort.SessionOptions()
-        options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
-        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        kept = {n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node}
-        assert {"Mul", "Add"} <= kept, kept
-        step = np.float32(numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == "y_scale")))
-        differ = got[0] != want[0]            # 18 of 2,080, by 1 to 3 output steps, when measured
-        assert 0 < differ.sum() < 0.02 * differ.size and np.abs(got[0] - want[0]).max() <= 4 * step
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    kept = {n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node}
+    if {"Mul", "Add"} & kept:
+        # onnxruntime left a Mul or Add group in float here (int8 activations on some machines: RRDB's
+        # 18 of 2,080 elements differed, by 1 to 3 output steps, when measured; SESR's none); where it
+        # fuses them the outputs are equal (an H100 host's onnxruntime: RRDB int8 0 differ)
+        last = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]      # the output's step
+        step = np.float32(numpy_helper.to_array(next(i for i in model.graph.initializer if i.name == last.input[1])))
+        differ = got[0] != want[0]
+        assert differ.sum() < 0.02 * differ.size and np.abs(got[0] - want[0]).max() <= 4 * step
     else:
         assert all(np.array_equal(g, w) for g, w in zip(got, want))
     _, _, steps = session.device_work({"x": x})
