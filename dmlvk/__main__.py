@@ -29,7 +29,7 @@ def cmd_devices(args) -> int:
 
 
 # Subcommands with their own argument parsers (python -m dmlvk NAME --help).
-_DELEGATED = {"run": ("dmlvk.onnx.cli", "run an ONNX model (QLinearConv, DepthToSpace, SpaceToDepth, Q/DQ) on a device"),
+_DELEGATED = {"run": ("dmlvk.onnx.cli", "run a quantized ONNX model (the ops of docs/onnx-ops.md) on a device"),
               "census": ("dmlvk.onnx.census", "show what each node of an ONNX model becomes and where it runs"),
               "report": ("dmlvk_lab.report", "portability report against DirectML on each Vulkan device"),
               "bench": ("dmlvk_lab.bench", "benchmark the operators against copy bandwidth and peers"),
