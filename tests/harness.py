@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from dmlvk import DataType, TensorDesc, calc_buffer_tensor_size, packed_strides
+from dmlvk import DataType, TensorDesc, ValidationError, calc_buffer_tensor_size, packed_strides
 
 
 def layout(kind: str, sizes, rng=None) -> tuple:
@@ -68,3 +69,19 @@ def make_tensor(rng, data_type: DataType, sizes, strides):
     desc = TensorDesc(data_type, sizes, strides)
     buf = random_bytes(rng, calc_buffer_tensor_size(data_type, sizes, strides))
     return desc, buf
+
+
+def padded(a) -> np.ndarray:
+    """An array's bytes with zeros after them to a whole word and one more: enough for any
+    TotalTensorSizeInBytes of them (which rounds up to 4)."""
+    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    return np.concatenate([raw, np.zeros(-raw.size % 4 + 4, np.uint8)])
+
+
+def check_validation(desc, level, match) -> None:
+    """desc validates at level (match None), or fails with a ValidationError matching `match`."""
+    if match is None:
+        desc.validate(level)
+        return
+    with pytest.raises(ValidationError, match=match):
+        desc.validate(level)

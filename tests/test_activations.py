@@ -7,15 +7,11 @@ import pytest
 
 import dmlvk
 from dmlvk import (ActivationLeakyReluDesc, ActivationParameterizedReluDesc, DataType, FeatureLevel, TensorDesc,
-                   ValidationError, reference)
-from harness import element_mask, strided_view
+                   reference)
+from harness import check_validation, element_mask, padded, strided_view
 
 F16, F32, I8, I16, I32 = DataType.FLOAT16, DataType.FLOAT32, DataType.INT8, DataType.INT16, DataType.INT32
 
-
-def _pad(a) -> np.ndarray:
-    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    return np.concatenate([raw, np.zeros(-raw.size % 4 + 4, np.uint8)])
 
 
 def test_every_float16_value_and_float32(device, rng):
@@ -38,7 +34,7 @@ def test_every_float16_value_and_float32(device, rng):
     x = (rng.standard_normal(100003) * 1e3).astype(np.float32)
     op = device.create_operator(ActivationLeakyReluDesc.of(TensorDesc(F32, x.shape), 0.2))
     y = np.zeros_like(x)
-    op.execute([_pad(x)], [y])
+    op.execute([padded(x)], [y])
     assert np.array_equal(y, reference.parameterized_relu(x, np.float32(0.2)))
 
 
@@ -64,8 +60,8 @@ def test_prelu_per_channel_any_rank_and_layout(device, rng, data_type):
         s_desc = TensorDesc(data_type, sizes, slope_strides)
         xb = rng.integers(0, 256, x_desc.total_bytes, dtype=np.uint8)
         if npt.kind == "f":          # finite values (NaN payloads are the driver's)
-            xb = _pad((rng.standard_normal(x_desc.total_bytes // npt.itemsize) * 4).astype(npt))[:x_desc.total_bytes]
-        sb = _pad((rng.standard_normal(sizes[axis]) * 2).astype(npt) if npt.kind == "f"
+            xb = padded((rng.standard_normal(x_desc.total_bytes // npt.itemsize) * 4).astype(npt))[:x_desc.total_bytes]
+        sb = padded((rng.standard_normal(sizes[axis]) * 2).astype(npt) if npt.kind == "f"
                   else rng.integers(-5, 5, sizes[axis]).astype(npt))
         y0 = rng.integers(0, 256, y_desc.total_bytes, dtype=np.uint8)
         y = y0.copy()
@@ -86,7 +82,7 @@ def test_in_place(device, rng):
     x = rng.standard_normal(1001).astype(np.float32)
     want = reference.parameterized_relu(x, np.float32(0.1))
     desc = ActivationLeakyReluDesc.of(TensorDesc(F32, x.shape), 0.1)
-    buf = device.upload(_pad(x))
+    buf = device.upload(padded(x))
     device.create_operator(desc).execute([buf], [buf])
     assert np.array_equal(buf.read()[:x.nbytes].view(np.float32), want)
     host = x.copy()
@@ -101,31 +97,24 @@ def test_in_place(device, rng):
         device.create_operator(strided).execute([wide], [wide])
 
 
-def _check(desc, level, match):
-    if match is None:
-        desc.validate(level)
-        return
-    with pytest.raises(ValidationError, match=match):
-        desc.validate(level)
-
 
 def test_validation():
     t = lambda sizes, dt=F32, strides=None: TensorDesc(dt, sizes, strides)
-    _check(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4)), 0.01), FeatureLevel.FL_1_0, None)
-    _check(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4), F16), 0.01), FeatureLevel.FL_6_4, "Mismatched")
-    _check(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 5)), 0.01), FeatureLevel.FL_6_4, "'Output' has Sizes")
-    _check(ActivationLeakyReluDesc(t((1, 2, 3, 4), I8), t((1, 2, 3, 4), I8), 0.01), FeatureLevel.FL_6_4, "INT8")
-    _check(ActivationLeakyReluDesc(t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)), 0.01), FeatureLevel.FL_1_0, "DimensionCount 5")
-    _check(ActivationLeakyReluDesc(t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)), 0.01), FeatureLevel.FL_2_0, None)
-    _check(ActivationLeakyReluDesc(t((3, 4)), t((3, 4)), 0.01), FeatureLevel.FL_2_0, "DimensionCount 2")
-    _check(ActivationLeakyReluDesc(t((3, 4)), t((3, 4)), 0.01), FeatureLevel.FL_3_0, None)
+    check_validation(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4)), 0.01), FeatureLevel.FL_1_0, None)
+    check_validation(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4), F16), 0.01), FeatureLevel.FL_6_4, "Mismatched")
+    check_validation(ActivationLeakyReluDesc(t((1, 2, 3, 4)), t((1, 2, 3, 5)), 0.01), FeatureLevel.FL_6_4, "'Output' has Sizes")
+    check_validation(ActivationLeakyReluDesc(t((1, 2, 3, 4), I8), t((1, 2, 3, 4), I8), 0.01), FeatureLevel.FL_6_4, "INT8")
+    check_validation(ActivationLeakyReluDesc(t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)), 0.01), FeatureLevel.FL_1_0, "DimensionCount 5")
+    check_validation(ActivationLeakyReluDesc(t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)), 0.01), FeatureLevel.FL_2_0, None)
+    check_validation(ActivationLeakyReluDesc(t((3, 4)), t((3, 4)), 0.01), FeatureLevel.FL_2_0, "DimensionCount 2")
+    check_validation(ActivationLeakyReluDesc(t((3, 4)), t((3, 4)), 0.01), FeatureLevel.FL_3_0, None)
     with pytest.raises(TypeError):
         ActivationLeakyReluDesc(t((3, 4)), t((3, 4)), "0.1").validate(FeatureLevel.FL_6_4)
     p = lambda dt: ActivationParameterizedReluDesc(t((1, 2, 3, 4), dt), t((1, 2, 3, 4), dt), t((1, 2, 3, 4), dt))
-    _check(p(I8), FeatureLevel.FL_5_0, "INT8")
-    _check(p(I8), FeatureLevel.FL_5_1, None)
-    _check(p(DataType.UINT8), FeatureLevel.FL_6_4, "UINT8")
-    _check(ActivationParameterizedReluDesc(t((1, 2, 3, 4)), None, t((1, 2, 3, 4))), FeatureLevel.FL_6_4,
+    check_validation(p(I8), FeatureLevel.FL_5_0, "INT8")
+    check_validation(p(I8), FeatureLevel.FL_5_1, None)
+    check_validation(p(DataType.UINT8), FeatureLevel.FL_6_4, "UINT8")
+    check_validation(ActivationParameterizedReluDesc(t((1, 2, 3, 4)), None, t((1, 2, 3, 4))), FeatureLevel.FL_6_4,
            "'Slope' is required")
-    _check(ActivationParameterizedReluDesc(t((1, 2, 3, 4)), t((1, 2, 1, 1)), t((1, 2, 3, 4))), FeatureLevel.FL_6_4,
+    check_validation(ActivationParameterizedReluDesc(t((1, 2, 3, 4)), t((1, 2, 1, 1)), t((1, 2, 3, 4))), FeatureLevel.FL_6_4,
            "'Slope' has Sizes")

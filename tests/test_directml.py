@@ -15,6 +15,7 @@ from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError
 from dmlvk_lab.conformance import DIVERGES, RULES
 
 from dmlvk_lab.directml import compare, oracle
+from harness import padded
 
 pytestmark = pytest.mark.directml
 VALIDATION_CASES = int(os.environ.get("DMLVK_DIRECTML_VALIDATION_CASES", 2000))
@@ -29,6 +30,29 @@ def dml():
             pytest.fail(f"the DirectML oracle is required in CI: {why}")
         pytest.skip(f"the DirectML oracle is not set up: {why}")
     return oracle.DirectML.find()
+
+
+
+def verdicts_differ(device, descs, results, labels=None) -> list:
+    """A line for each description that DirectML (its oracle results) and dmlvk's create_operator on
+    the device accept or reject differently, named by its label (default: the description)."""
+    wrong = []
+    for desc, got, label in zip(descs, results, labels or descs):
+        try:
+            device.create_operator(desc)
+            mine = None
+        except ValidationError as e:
+            mine = str(e)
+        if got.accepted != (mine is None):
+            wrong.append(f"{label}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    return wrong
+
+
+def dmlvk_output(device, case) -> np.ndarray:
+    """dmlvk's output buffer for an oracle case: its inputs' bytes, the output's initial bytes."""
+    out = case.buffers[-1].copy()
+    device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+    return out
 
 
 # ---- tests ----------------------------------------------------------------------------------------
@@ -116,16 +140,8 @@ def test_type_support_follows_directml_per_device(dml, driver):
 
     device = dmlvk.Device(type_support=view["types"])
     descs = depth_space_of_every_type()
-    wrong = []
-    for desc, got in zip(descs, on.run([oracle.Case(d) for d in descs])):
-        try:
-            device.create_operator(desc)
-            mine = None
-        except ValidationError as e:
-            mine = str(e)
-        if got.accepted != (mine is None):
-            wrong.append(f"{type(desc).__name__} {desc.input_tensor.data_type.name}: DirectML "
-                         f"{'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    wrong = verdicts_differ(device, descs, on.run([oracle.Case(d) for d in descs]),
+                            [f"{type(d).__name__} {d.input_tensor.data_type.name}" for d in descs])
     assert not wrong, "\n".join(wrong)
 
 
@@ -150,7 +166,6 @@ def _add_cases(rng):
     random layouts (ranks 1 to 8, broadcast and permuted inputs, gapped outputs) and mixed types."""
     from dmlvk.ops.quantized_add import ElementWiseQuantizedLinearAddDesc as AddDesc
     f32 = np.float32
-    pad = lambda x: np.concatenate([np.ascontiguousarray(x).reshape(-1).view(np.uint8), np.zeros(4, np.uint8)])
     vals = np.arange(256, dtype=np.uint8)
     cases = []
     for k, out_scale in enumerate([None] * 10 + [0.0, np.nan, np.inf, -0.02]):
@@ -161,8 +176,8 @@ def _add_cases(rng):
             scales[2] = f32(out_scale)
         zps = [np.array(rng.integers(np.iinfo(npt).min, np.iinfo(npt).max + 1), npt) for _ in range(3)]
         desc = AddDesc.of(TensorDesc(t, (256, 256)), TensorDesc(t, (256, 256)))
-        cases.append(oracle.Case(desc, [np.repeat(vals, 256), pad(scales[0]), pad(zps[0]), np.tile(vals, 256),
-                                        pad(scales[1]), pad(zps[1]), pad(scales[2]), pad(zps[2]),
+        cases.append(oracle.Case(desc, [np.repeat(vals, 256), padded(scales[0]), padded(zps[0]), np.tile(vals, 256),
+                                        padded(scales[1]), padded(zps[1]), padded(scales[2]), padded(zps[2]),
                                         np.zeros(65536, np.uint8)]))
     for k in range(40):
         rank = 1 + k % 8
@@ -182,11 +197,11 @@ def _add_cases(rng):
         zp = k % 3 != 0
         desc = AddDesc(a, one(DataType.FLOAT32), one(types[0]) if zp else None, b, one(DataType.FLOAT32),
                        one(types[1]) if zp else None, one(DataType.FLOAT32), one(types[2]) if zp else None, o)
-        small = lambda dt: pad(np.array(rng.integers(-100, 100)).astype(np.dtype(dt.numpy_dtype)))
-        buffers = [rng.integers(0, 256, a.total_bytes, dtype=np.uint8), pad(f32(rng.uniform(0.005, 0.05))),
+        small = lambda dt: padded(np.array(rng.integers(-100, 100)).astype(np.dtype(dt.numpy_dtype)))
+        buffers = [rng.integers(0, 256, a.total_bytes, dtype=np.uint8), padded(f32(rng.uniform(0.005, 0.05))),
                    small(types[0]) if zp else None, rng.integers(0, 256, b.total_bytes, dtype=np.uint8),
-                   pad(f32(rng.uniform(0.005, 0.05))), small(types[1]) if zp else None,
-                   pad(f32(rng.uniform(0.005, 0.05))), small(types[2]) if zp else None,
+                   padded(f32(rng.uniform(0.005, 0.05))), small(types[1]) if zp else None,
+                   padded(f32(rng.uniform(0.005, 0.05))), small(types[2]) if zp else None,
                    rng.integers(0, 256, o.total_bytes, dtype=np.uint8)]
         cases.append(oracle.Case(desc, buffers))
     return cases
@@ -203,8 +218,7 @@ def test_quantized_add_agrees_with_directml_byte_for_byte(dml):
     wrong, tails = [], 0
     for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
         assert got.accepted and got.exec_hr == 0, (i, got.create_hr, got.exec_hr)
-        out = case.buffers[-1].copy()
-        device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+        out = dmlvk_output(device, case)
         o = case.desc.output_tensor
         end = sum((n - 1) * s for n, s in zip(o.sizes, o.effective_strides)) + 1
         if not np.array_equal(out[:end], got.output[:end]):
@@ -236,15 +250,8 @@ def test_quantized_add_validation_agrees_with_directml(dml):
                dict(a_scale_tensor=TensorDesc(f32, (1, 1, 1, 1), (0, 0, 0, 0)))]
     descs = [AddDesc(**dict(fields, **c)) for c in changes]
     device = dmlvk.Device()
-    wrong = []
-    for k, (desc, got) in enumerate(zip(descs, dml.run([oracle.Case(d) for d in descs]))):
-        try:
-            device.create_operator(desc)
-            mine = None
-        except ValidationError as e:
-            mine = str(e)
-        if got.accepted != (mine is None):
-            wrong.append(f"{changes[k]}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    wrong = verdicts_differ(device, descs, dml.run([oracle.Case(d) for d in descs]),
+                            changes)
     assert not wrong, "\n".join(wrong)
 
 
@@ -298,8 +305,7 @@ def test_join_and_tile_agree_with_directml_byte_for_byte(dml):
     wrong = []
     for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
         assert got.accepted and got.exec_hr == 0, (i, type(case.desc).__name__, got.create_hr, got.exec_hr)
-        out = case.buffers[-1].copy()
-        device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+        out = dmlvk_output(device, case)
         if not np.array_equal(out, got.output[:out.size]):
             wrong.append(f"case {i} ({type(case.desc).__name__}): {int((out != got.output[:out.size]).sum())} "
                          f"bytes differ")
@@ -329,15 +335,7 @@ def test_join_and_tile_validation_agrees_with_directml(dml):
              dmlvk.TileDesc(t((2, 3), DataType.INT64), t((4, 3), DataType.INT64), (2, 1)),
              dmlvk.TileDesc(t((2, 3)), t((2, 6)), (1, 2))]
     device = dmlvk.Device()
-    wrong = []
-    for desc, got in zip(descs, dml.run([oracle.Case(d) for d in descs])):
-        try:
-            device.create_operator(desc)
-            mine = None
-        except ValidationError as e:
-            mine = str(e)
-        if got.accepted != (mine is None):
-            wrong.append(f"{desc}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    wrong = verdicts_differ(device, descs, dml.run([oracle.Case(d) for d in descs]))
     assert not wrong, "\n".join(wrong)
 
 
@@ -348,27 +346,25 @@ def test_activations_agree_with_directml(dml):
     round toward zero, NaN payloads included); and one rule of each broken, rejected alike."""
     L, P = dmlvk.ActivationLeakyReluDesc, dmlvk.ActivationParameterizedReluDesc
     rng = np.random.default_rng(42)
-    pad = lambda a: np.concatenate([np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.zeros(4, np.uint8)])
     h = np.arange(65536, dtype=np.uint16).view(np.float16)
     f16, f32 = DataType.FLOAT16, DataType.FLOAT32
-    cases = [oracle.Case(L.of(TensorDesc(f16, h.shape), a), [pad(h), np.zeros(131072, np.uint8)])
+    cases = [oracle.Case(L.of(TensorDesc(f16, h.shape), a), [padded(h), np.zeros(131072, np.uint8)])
              for a in (0.01, 0.2, 1e-5, 3.7, -1.5)]
     x = (rng.standard_normal(4096) * 1e3).astype(np.float32)
-    cases.append(oracle.Case(L.of(TensorDesc(f32, x.shape), 0.2), [pad(x), np.zeros(x.nbytes, np.uint8)]))
+    cases.append(oracle.Case(L.of(TensorDesc(f32, x.shape), 0.2), [padded(x), np.zeros(x.nbytes, np.uint8)]))
     slope = rng.standard_normal(65536).astype(np.float16)
     cases.append(oracle.Case(P.of(TensorDesc(f16, h.shape), TensorDesc(f16, h.shape)),
-                             [pad(h), pad(slope), np.zeros(131072, np.uint8)]))
+                             [padded(h), padded(slope), np.zeros(131072, np.uint8)]))
     for dt in (np.int8, np.int16, np.int32):
         info = np.iinfo(dt)
         xi, si = (rng.integers(info.min, info.max, 4096).astype(dt) for _ in range(2))
         t = DataType.from_numpy(np.dtype(dt))
         cases.append(oracle.Case(P.of(TensorDesc(t, (4096,)), TensorDesc(t, (4096,))),
-                                 [pad(xi), pad(si), np.zeros(xi.nbytes, np.uint8)]))
+                                 [padded(xi), padded(si), np.zeros(xi.nbytes, np.uint8)]))
     device = dmlvk.Device()
     for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
         assert got.accepted and got.exec_hr == 0, i
-        out = case.buffers[-1].copy()
-        device.create_operator(case.desc).execute(list(case.buffers[:-1]), [out])
+        out = dmlvk_output(device, case)
         assert np.array_equal(out, got.output[:out.size]), i
     t = lambda sizes, dt=f32: TensorDesc(dt, sizes)
     bad = [L(t((1, 2, 3, 4)), t((1, 2, 3, 4), f16), 0.1), L(t((1, 2, 3, 4)), t((1, 2, 3, 5)), 0.1),
@@ -376,13 +372,5 @@ def test_activations_agree_with_directml(dml):
            P(t((1, 2, 3, 4)), t((1, 2, 1, 1)), t((1, 2, 3, 4))), P(t((2, 3), DataType.UINT8), t((2, 3), DataType.UINT8),
                                                                   t((2, 3), DataType.UINT8)),
            L(t((5,)), t((5,)), 0.1), P(t((2, 3), DataType.INT16), t((2, 3), DataType.INT16), t((2, 3), DataType.INT16))]
-    wrong = []
-    for desc, got in zip(bad, dml.run([oracle.Case(d) for d in bad])):
-        try:
-            device.create_operator(desc)
-            mine = None
-        except ValidationError as e:
-            mine = str(e)
-        if got.accepted != (mine is None):
-            wrong.append(f"{desc}: DirectML {'accepts' if got.accepted else 'rejects'}; dmlvk: {mine or 'accepts'}")
+    wrong = verdicts_differ(device, bad, dml.run([oracle.Case(d) for d in bad]))
     assert not wrong, "\n".join(wrong)

@@ -4,16 +4,12 @@ rules with the feature levels' type and rank tables."""
 import numpy as np
 import pytest
 
-from dmlvk import DataType, FeatureLevel, JoinDesc, TensorDesc, TileDesc, ValidationError
-from harness import element_mask, strided_view
+from dmlvk import DataType, FeatureLevel, JoinDesc, TensorDesc, TileDesc
+from harness import check_validation, element_mask, padded, strided_view
 
 F32, U8 = DataType.FLOAT32, DataType.UINT8
 TYPES = [t for t in DataType if t not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)]
 
-
-def _pad(a) -> np.ndarray:
-    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    return np.concatenate([raw, np.zeros(-raw.size % 4 + 4, np.uint8)])
 
 
 def _run(device, desc, inputs, out_bytes=None):
@@ -21,7 +17,7 @@ def _run(device, desc, inputs, out_bytes=None):
     out = desc.output_tensor
     y = np.zeros(out.total_bytes if out_bytes is None else out_bytes.size, np.uint8) if out_bytes is None \
         else out_bytes.copy()
-    op.execute([_pad(a) for a in inputs], [y])
+    op.execute([padded(a) for a in inputs], [y])
     return y
 
 
@@ -94,52 +90,45 @@ def test_every_type_rank_and_layout_is_numpys(device, rng, data_type):
         assert np.array_equal(y[gaps], y0[gaps]), ("tile gaps", rank)
 
 
-def _check(desc, level, match):
-    if match is None:
-        desc.validate(level)
-        return
-    with pytest.raises(ValidationError, match=match):
-        desc.validate(level)
-
 
 def test_join_validation():
     t = lambda sizes, dt=F32: TensorDesc(dt, sizes)
     ok = JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 1)
-    _check(ok, FeatureLevel.FL_1_0, None)
-    _check(JoinDesc([], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "InputCount is 0")
-    _check(JoinDesc([t((1, 2, 3, 4), U8), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4,
+    check_validation(ok, FeatureLevel.FL_1_0, None)
+    check_validation(JoinDesc([], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "InputCount is 0")
+    check_validation(JoinDesc([t((1, 2, 3, 4), U8), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4,
            "Mismatched tensor data types")
-    _check(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "DimensionCount 3")
-    _check(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 4), FeatureLevel.FL_6_4, "Axis is 4")
-    _check(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 2, 4))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "off the axis 1")
-    _check(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 8, 3, 4)), 1), FeatureLevel.FL_6_4, "sum to 7")
+    check_validation(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "DimensionCount 3")
+    check_validation(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 7, 3, 4)), 4), FeatureLevel.FL_6_4, "Axis is 4")
+    check_validation(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 2, 4))], t((1, 7, 3, 4)), 1), FeatureLevel.FL_6_4, "off the axis 1")
+    check_validation(JoinDesc([t((1, 2, 3, 4)), t((1, 5, 3, 4))], t((1, 8, 3, 4)), 1), FeatureLevel.FL_6_4, "sum to 7")
     u8 = JoinDesc([t((1, 2, 3, 4), U8)], t((1, 2, 3, 4), U8), 0)
-    _check(u8, FeatureLevel.FL_2_0, "UINT8, which is not supported at")
-    _check(u8, FeatureLevel.FL_2_1, None)
+    check_validation(u8, FeatureLevel.FL_2_0, "UINT8, which is not supported at")
+    check_validation(u8, FeatureLevel.FL_2_1, None)
     f64 = JoinDesc([t((2, 3), DataType.FLOAT64)], t((2, 3), DataType.FLOAT64), 0)
-    _check(f64, FeatureLevel.FL_4_0, "FLOAT64")
-    _check(f64, FeatureLevel.FL_4_1, None)
+    check_validation(f64, FeatureLevel.FL_4_0, "FLOAT64")
+    check_validation(f64, FeatureLevel.FL_4_1, None)
     five = JoinDesc([t((1, 1, 2, 3, 4))], t((1, 1, 2, 3, 4)), 4)
-    _check(five, FeatureLevel.FL_2_1, "DimensionCount 5")
-    _check(five, FeatureLevel.FL_3_0, None)
-    _check(JoinDesc([t((2, 3))], t((2, 3)), 1), FeatureLevel.FL_3_0, "DimensionCount 2")
+    check_validation(five, FeatureLevel.FL_2_1, "DimensionCount 5")
+    check_validation(five, FeatureLevel.FL_3_0, None)
+    check_validation(JoinDesc([t((2, 3))], t((2, 3)), 1), FeatureLevel.FL_3_0, "DimensionCount 2")
     with pytest.raises(TypeError):
         JoinDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4)), 0)
 
 
 def test_tile_validation():
     t = lambda sizes, dt=F32: TensorDesc(dt, sizes)
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 1, 3, 3)), FeatureLevel.FL_1_0, None)
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9), U8), (1, 1, 3, 3)), FeatureLevel.FL_6_4, "Mismatched")
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 3, 3)), FeatureLevel.FL_6_4, "RepeatsCount is 3")
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 0, 9)), (1, 1, 0, 3)), FeatureLevel.FL_6_4, "every size must be")
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 2, 9)), (1, 1, 0, 3)), FeatureLevel.FL_6_4, "Repeats")
-    _check(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 6)), (1, 1, 3, 3)), FeatureLevel.FL_6_4, "Sizes times Repeats")
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 1, 3, 3)), FeatureLevel.FL_1_0, None)
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9), U8), (1, 1, 3, 3)), FeatureLevel.FL_6_4, "Mismatched")
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 9)), (1, 3, 3)), FeatureLevel.FL_6_4, "RepeatsCount is 3")
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 0, 9)), (1, 1, 0, 3)), FeatureLevel.FL_6_4, "every size must be")
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 2, 9)), (1, 1, 0, 3)), FeatureLevel.FL_6_4, "Repeats")
+    check_validation(TileDesc(t((1, 1, 2, 3)), t((1, 1, 6, 6)), (1, 1, 3, 3)), FeatureLevel.FL_6_4, "Sizes times Repeats")
     i32 = TileDesc(t((1, 1, 2, 3), DataType.INT32), t((1, 1, 2, 3), DataType.INT32), (1, 1, 1, 1))
-    _check(i32, FeatureLevel.FL_2_0, "INT32")
-    _check(i32, FeatureLevel.FL_2_1, None)
+    check_validation(i32, FeatureLevel.FL_2_0, "INT32")
+    check_validation(i32, FeatureLevel.FL_2_1, None)
     f64 = TileDesc(t((2, 3), DataType.FLOAT64), t((2, 3), DataType.FLOAT64), (1, 1))
-    _check(f64, FeatureLevel.FL_4_0, "FLOAT64")
-    _check(f64, FeatureLevel.FL_4_1, None)              # as the release DirectML (the spec's table lists none)
-    _check(TileDesc(t((2, 3)), t((2, 3)), (1, 1)), FeatureLevel.FL_3_0, "DimensionCount 2")
-    _check(TileDesc(t((2, 3)), t((2, 3)), (1, 1)), FeatureLevel.FL_3_1, None)
+    check_validation(f64, FeatureLevel.FL_4_0, "FLOAT64")
+    check_validation(f64, FeatureLevel.FL_4_1, None)              # as the release DirectML (the spec's table lists none)
+    check_validation(TileDesc(t((2, 3)), t((2, 3)), (1, 1)), FeatureLevel.FL_3_0, "DimensionCount 2")
+    check_validation(TileDesc(t((2, 3)), t((2, 3)), (1, 1)), FeatureLevel.FL_3_1, None)

@@ -11,7 +11,7 @@ import dmlvk
 from dmlvk import DataType, FeatureLevel, TensorDesc, ValidationError, packed_strides, reference
 from dmlvk.ops.quantized_add import ElementWiseQuantizedLinearAddDesc as AddDesc
 from dmlvk.ops.quantized_add import directml_table, onnxruntime_mul_table, onnxruntime_table
-from harness import element_mask, strided_view
+from harness import element_mask, padded, strided_view
 
 U8, I8, F32 = DataType.UINT8, DataType.INT8, DataType.FLOAT32
 
@@ -62,10 +62,6 @@ def test_validation_feature_level_and_types():
         AddDesc.of(np.zeros(3), TensorDesc(U8, (3,)))
 
 
-def _pad(a) -> np.ndarray:
-    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    return np.concatenate([raw, np.zeros(-raw.size % 4 + 4, np.uint8)])
-
 
 def _case(rng, rank, dt_a, dt_b, dt_out, kind):
     """(desc, host bindings, output bytes, the output's logical view, the expected values)."""
@@ -93,8 +89,8 @@ def _case(rng, rank, dt_a, dt_b, dt_out, kind):
     one = lambda dt: TensorDesc(dt, (1,) * rank)
     desc = AddDesc(a_desc, one(F32), one(dt_a) if zps else None, b_desc, one(F32), one(dt_b) if zps else None,
                    one(F32), one(dt_out) if zps else None, o_desc)
-    inputs = [a_buf, _pad(scales[0]), None if zp[0] is None else _pad(zp[0]), b_buf, _pad(scales[1]),
-              None if zp[1] is None else _pad(zp[1]), _pad(scales[2]), None if zp[2] is None else _pad(zp[2])]
+    inputs = [a_buf, padded(scales[0]), None if zp[0] is None else padded(zp[0]), b_buf, padded(scales[1]),
+              None if zp[1] is None else padded(zp[1]), padded(scales[2]), None if zp[2] is None else padded(zp[2])]
     a = strided_view(a_buf, npt(dt_a), sizes, a_desc.effective_strides)
     b = strided_view(b_buf, npt(dt_b), sizes, b_desc.effective_strides)
     want = reference.quantized_linear_add(a, scales[0], zp[0], b, scales[1], zp[1], scales[2], zp[2], npt(dt_out))
@@ -133,17 +129,17 @@ def test_bound_buffers_and_changed_scales(device, rng):
     desc = AddDesc.of(TensorDesc(U8, (3, 37)), TensorDesc(U8, (3, 37)))
     op = device.create_operator(desc)
     a, b = rng.integers(0, 256, (2, 3, 37), dtype=np.uint8)
-    bufs = [device.upload(_pad(v)) for v in (a, np.float32(0.02), np.uint8(7), b, np.float32(0.03), np.uint8(200),
+    bufs = [device.upload(padded(v)) for v in (a, np.float32(0.02), np.uint8(7), b, np.float32(0.03), np.uint8(200),
                                              np.float32(0.05), np.uint8(100))]
     out = dmlvk.Buffer(device, 112)
     for scale in (0.05, 0.011):
-        bufs[6].write(_pad(np.float32(scale)))
+        bufs[6].write(padded(np.float32(scale)))
         op.execute(bufs, [out])
         want = reference.quantized_linear_add(a, 0.02, 7, b, 0.03, 200, np.float32(scale), 100, np.uint8)
         assert np.array_equal(out.read()[:111].reshape(3, 37), want)
     commands = dmlvk.CommandList(device)
     commands.record(op, bufs, [out])
-    bufs[6].write(_pad(np.float32(0.07)))
+    bufs[6].write(padded(np.float32(0.07)))
     commands.execute()
     want = reference.quantized_linear_add(a, 0.02, 7, b, 0.03, 200, np.float32(0.07), 100, np.uint8)
     assert np.array_equal(out.read()[:111].reshape(3, 37), want)
