@@ -10,6 +10,7 @@ from typing import List, Optional
 import numpy as np
 
 from ..ops.lookup import IDENTITY, LookupDesc, byte_values, move, onnxruntime_quantize
+from ..ops.quantized_conv import small_tensor_bytes
 from ..tensor import packed_strides
 from .graph import Graph, Node
 from .lowering import Context, Lowered, TensorRef, described, refused
@@ -26,17 +27,11 @@ def _eight_bit(n: Node, ctx: Context, k: int = 0) -> tuple:
 
 
 def _lowered(n: Node, ctx: Context, desc: LookupDesc, shape: tuple, dtype, others: List[str]) -> Lowered:
-    """The lookup operator over node input 0 and `others` (graph tensors or constants), its
-    parameters uploaded once."""
+    """The lookup operator over node input 0 and `others` (graph tensors, or constants uploaded once)."""
     op = described(n, lambda: ctx.device.create_operator(desc))
     consts = ctx.graph.consts
-    bindings = [TensorRef(k) if k not in consts else ctx.device.upload(_padded(consts[k])) for k in others]
-    return Lowered("device", tuple(shape), np.dtype(dtype), op, tuple(bindings) + (ctx.device.upload(desc.params()),))
-
-
-def _padded(a) -> np.ndarray:
-    raw = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    return np.concatenate([raw, np.zeros(4, np.uint8)])
+    bindings = [TensorRef(k) if k not in consts else ctx.device.upload(small_tensor_bytes(consts[k])) for k in others]
+    return Lowered("device", tuple(shape), np.dtype(dtype), op, tuple(bindings))
 
 
 def _repeat_part(n: Node, shape: tuple, repeats: List[int], out_shape: tuple, inner: List[bool]):

@@ -125,7 +125,7 @@ class LookupDesc:
             items = (part.out_offset % 4 + part.count + 3) // 4 if words else part.count
             out.append(TABLE[name].kernel(spec=dict(WORDS=int(words)),
                                           push=dict(count=part.count, geo=table_words + k * GEOMETRY_WORDS),
-                                          count=items, slots=(k, len(self.parts), len(self.parts) + 1),
+                                          count=items, slots=(k, len(self.parts) + 1, len(self.parts)),
                                           local_size=LOCAL))
         return out
 
@@ -136,7 +136,7 @@ class LookupDesc:
 
 
 class LookupOperator(CompiledOperator):
-    """Bindings: the parts' inputs, the parameter Buffer (LookupDesc.params()), then the output."""
+    """Bindings: the parts' inputs, then the output; LookupDesc.params() a constant parameter block."""
     operator_name = "Lookup"
 
     def __init__(self, device: Device, desc: LookupDesc, words_ok: bool = True):
@@ -144,10 +144,10 @@ class LookupOperator(CompiledOperator):
             extent = sum((s - 1) * st for s, st in zip(sizes, strides)) + 1
             return TensorDesc(DataType.from_numpy(np.dtype(dt)), (extent,))
 
+        self._constant_params = desc.params()
         inputs = [whole(p.sizes, p.in_strides, dt) for p, dt in zip(desc.parts, desc.in_dtypes)]
-        params = TensorDesc(DataType.UINT32, (desc.params().size,))
         out = TensorDesc(DataType.from_numpy(np.dtype(desc.out_dtype)), desc.out_sizes)
-        super().__init__(device, desc, inputs + [params], [out], desc.kernels(words_ok))
+        super().__init__(device, desc, inputs, [out], desc.kernels(words_ok))
 
 
 def move(sizes: Sequence[int], in_strides: Sequence[int], out_strides: Optional[Sequence[int]] = None,
