@@ -298,6 +298,57 @@ def quantize(model, frames: Iterable[np.ndarray], input_name: str = "x", per_cha
         return onnx.load(dst)
 
 
+SPLIT_KINDS = ("start", "middle", "end", "fork", "head")
+
+
+def split_network(kind: str, channels: int = 8, seed: int = 0):
+    """A float network with ops dmlvk has no kernel for, to quantize and run split between the device
+    and ONNX Runtime's CPU: "start" (Erf on the input, then Conv, Relu, Conv), "middle" (Conv, Relu,
+    Erf, Conv), "end" (Conv, Relu, Conv, Sigmoid), "fork" (Conv, Erf, whose output two Convs read, one
+    of them through a Sigmoid and an Add with the Erf's output again: one host part feeding two device
+    parts), "head" (a classifier: Conv, Relu, GlobalAveragePool, Flatten, Gemm, Softmax)."""
+    onnx, helper, numpy_helper, TensorProto = _helpers()
+    rng = np.random.default_rng(seed)
+    c = channels
+    w = {}
+
+    def conv(name, x, y, cin, cout, relu=False):
+        w[f"{name}.w"] = (rng.standard_normal((cout, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))).astype(np.float32)
+        w[f"{name}.b"] = (rng.standard_normal(cout) * 0.05).astype(np.float32)
+        out = [helper.make_node("Conv", [x, f"{name}.w", f"{name}.b"], [y + "_" if relu else y], pads=[1] * 4, name=name)]
+        return out + ([helper.make_node("Relu", [y + "_"], [y], name=name + ".relu")] if relu else [])
+
+    erf = lambda x, y: [helper.make_node("Erf", [x], [y], name="erf")]
+    shape = ["n", 1, "h", "w"]
+    if kind == "start":
+        nodes = erf("x", "e") + conv("conv1", "e", "r", 1, c, relu=True) + conv("conv2", "r", "y", c, 1)
+    elif kind == "middle":
+        nodes = conv("conv1", "x", "r", 1, c, relu=True) + erf("r", "e") + conv("conv2", "e", "y", c, 1)
+    elif kind == "end":
+        nodes = (conv("conv1", "x", "r", 1, c, relu=True) + conv("conv2", "r", "z", c, 1)
+                 + [helper.make_node("Sigmoid", ["z"], ["y"], name="sigmoid")])
+    elif kind == "fork":
+        nodes = (conv("conv1", "x", "r", 1, c) + erf("r", "e") + conv("conv_a", "e", "a", c, c)
+                 + [helper.make_node("Sigmoid", ["a"], ["s"], name="sigmoid"),
+                    helper.make_node("Add", ["s", "e"], ["t"], name="add")] + conv("conv_b", "t", "y", c, 1))
+    elif kind == "head":
+        classes = 5
+        w["fc.w"] = (rng.standard_normal((classes, c)) * 0.5).astype(np.float32)
+        w["fc.b"] = (rng.standard_normal(classes) * 0.1).astype(np.float32)
+        nodes = conv("conv1", "x", "r", 1, c, relu=True) + [
+            helper.make_node("GlobalAveragePool", ["r"], ["p"], name="pool"),
+            helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+            helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["g"], transB=1, name="fc"),
+            helper.make_node("Softmax", ["g"], ["y"], axis=1, name="softmax")]
+        shape = ["n", classes]
+    else:
+        raise ValueError(f"kind must be one of {SPLIT_KINDS}, got {kind!r}")
+    graph = helper.make_graph(nodes, f"split_{kind}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+                              [numpy_helper.from_array(v, k) for k, v in w.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
 def qconv_depth_to_space_chain(c: int = 8, m: int = 12, block: int = 2, seed: int = 0):
     """QLinearConv 3x3 (uint8 input, int8 per-channel filter, bias) then DepthToSpace (CRD) on the
     uint8 result, written with onnx.helper: a quantized sub-pixel block, uint8 in and out."""

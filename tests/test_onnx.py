@@ -212,13 +212,13 @@ def test_unsupported_models_are_refused_at_load(device):
     g = helper.make_graph(list(chain.graph.node) + extra, "bad", list(chain.graph.input),
                           [helper.make_tensor_value_info("s", TensorProto.UINT8, None)], list(chain.graph.initializer))
     with pytest.raises(UnsupportedModelError, match=r"#3 \(Softmax\): Softmax; adder: Add not in a DequantizeLinear"):
-        InferenceSession(helper.make_model(g, ir_version=8), device=device)
+        InferenceSession(helper.make_model(g, ir_version=8), device=device, fallback=False)
     # A filter that is a graph input cannot be prepared ahead.
     nodes = list(chain.graph.node)
     g = helper.make_graph(nodes, "w_input", list(chain.graph.input) + [helper.make_tensor_value_info("w", TensorProto.INT8, None)],
                           list(chain.graph.output), [i for i in chain.graph.initializer if i.name != "w"])
     with pytest.raises(UnsupportedModelError, match="qconv: QLinearConv input 3 must be a constant"):
-        InferenceSession(helper.make_model(g, ir_version=8), device=device)
+        InferenceSession(helper.make_model(g, ir_version=8), device=device, fallback=False)
     with pytest.raises(TypeError):
         InferenceSession(42, device=device)
 
@@ -478,7 +478,7 @@ def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):
                             opset_imports=list(model.opset_import), ir_version=model.ir_version)
     with pytest.raises(UnsupportedModelError, match=r"pointwise: Conv not in a DequantizeLinear -> Conv -> "
                                                     r"QuantizeLinear group .*the bias must be"):
-        InferenceSession(bad, device=device)
+        InferenceSession(bad, device=device, fallback=False)
     # A Relu whose QuantizeLinear's zero point is not the lowest value changes values: refused.
     relu_model = models.quantize(models.space_to_depth_stem_float(), models.calibration_frames(2, 8, 8, channels=3),
                                  **SETTINGS["qdq-u8"])
@@ -494,11 +494,11 @@ def test_qdq_groups_that_cannot_be_fused_are_refused_by_name(device):
     m = helper.make_model(helper.make_graph(nodes, "relu", list(g.input), list(g.output), list(g.initializer)),
                           opset_imports=list(relu_model.opset_import), ir_version=relu_model.ir_version)
     with pytest.raises(UnsupportedModelError, match="kept_relu: Relu between a Conv and its QuantizeLinear"):
-        InferenceSession(m, device=device)
+        InferenceSession(m, device=device, fallback=False)
     # A bare float Conv (not quantized at all).
     f = models.depthwise_block_float()
     with pytest.raises(UnsupportedModelError, match="depthwise: Conv not in a .*; relu6: Clip outside"):
-        InferenceSession(f, device=device)
+        InferenceSession(f, device=device, fallback=False)
 
 
 def test_large_frames_in_and_out(device, rng):
@@ -760,7 +760,7 @@ def test_fused_node_types_are_not_model_ops(rng):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(UnsupportedModelError, match=r"odd: QLinearConv\+DequantizeLinear"):
-        InferenceSession(model)
+        InferenceSession(model, fallback=False)
 
 
 def conv_tail_model(rng, y_dt, block, mode, m, extra_output=False, dzp=None):

@@ -143,9 +143,9 @@ def test_tile_and_resize_move_bytes_like_onnxruntime(device, rng, dt):
     m = _resize_model(dt, dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                                nearest_mode="round_prefer_ceil"), [1, 1, 2, 2])
     with pytest.raises(UnsupportedModelError, match=r"rs: Resize of 5 to 10 \(asymmetric, round_prefer_ceil\)"):
-        InferenceSession(m, device=device).run(None, {"x": x})
+        InferenceSession(m, device=device, fallback=False).run(None, {"x": x})
     with pytest.raises(UnsupportedModelError, match="rs: Resize mode 'linear'"):
-        InferenceSession(_resize_model(dt, dict(mode="linear"), [1, 1, 2, 2]), device=device)
+        InferenceSession(_resize_model(dt, dict(mode="linear"), [1, 1, 2, 2]), device=device, fallback=False)
 
 
 # ---- the fused QDQ lookups ----------------------------------------------------------------------
@@ -234,11 +234,11 @@ def test_unfused_zoo_ops_are_named(device):
     del lr.graph.node[-2:]
     lr.graph.output[0].name = "f"
     with pytest.raises(UnsupportedModelError, match=r"lr: LeakyRelu not run on the device \(its data inputs"):
-        InferenceSession(lr, device=device)
+        InferenceSession(lr, device=device, fallback=False)
     pr = _qdq_unary([helper.make_node("PRelu", ["xf", "slope"], ["f"], name="pr")])
     pr.graph.input.append(helper.make_tensor_value_info("slope", TensorProto.FLOAT, None))
     with pytest.raises(UnsupportedModelError, match=r"pr: PRelu not run on the device \(its slope"):
-        InferenceSession(pr, device=device)
+        InferenceSession(pr, device=device, fallback=False)
 
 
 @pytest.mark.parametrize("case", ["device", "host-quantization", "bounds-as-attributes", "int8-per-axis"])
@@ -266,7 +266,7 @@ def test_clip_after_the_last_dequantize_runs_like_onnxruntime(device, rng, case)
     assert np.array_equal(session.run(None, {"q": q})[0], run_ort(model, {"q": q})[0])
     model.graph.output.append(helper.make_tensor_value_info("f", TensorProto.FLOAT, None))
     with pytest.raises(UnsupportedModelError, match="clip: Clip"):
-        InferenceSession(model, device=device)
+        InferenceSession(model, device=device, fallback=False)
 
 
 # ---- the lookup kernel ----------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def test_census_and_placement(device, tmp_path, capsys):
     bad.graph.node.append(helper.make_node("Softmax", ["y"], ["z"], name="sm"))
     bad.graph.output[0].name = "z"
     onnx.save(bad, str(tmp_path / "bad.onnx"))
-    assert census.main([str(tmp_path / "bad.onnx")]) == 1
+    assert census.main([str(tmp_path / "bad.onnx"), "--no-fallback"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("refused") and "  sm: Softmax" in lines and any(s.startswith("  concat: Concat") for s in lines)
     with pytest.raises(SystemExit):

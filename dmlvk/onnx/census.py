@@ -1,16 +1,19 @@
-"""dmlvk census MODEL.onnx: what each node of a model becomes and where it runs, or exactly why the
-model is refused. With input shapes (--shape NAME=N,C,H,W, or the model's own where they are fixed)
+"""dmlvk census MODEL.onnx: what each node of a model becomes and where it runs (a model dmlvk cannot
+run whole: how it is split, and what the host runs), or with --no-fallback exactly why the model is
+refused. With input shapes (--shape NAME=N,C,H,W, or the model's own where they are fixed)
 the plan is made as a run would make it: the plan-time fusions and each node's place (device, host,
 view) are shown; without them, the nodes after the load-time rewrites."""
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from ..runtime.device import Device
+from . import partition
 from .graph import NUMPY_TYPES, Graph, UnsupportedModelError
 from .lower import LOWERINGS
 from .session import InferenceSession
@@ -32,12 +35,22 @@ def absorbed(model: Graph, ran: Graph) -> Dict[str, List[str]]:
     return out
 
 
-def rows(session, shapes: Optional[Dict[str, tuple]] = None) -> List[tuple]:
+def rows(session, shapes: Optional[Dict[str, tuple]] = None, feeds: Optional[dict] = None) -> List[tuple]:
     """(node name, op type, the model's nodes it stands for, where it runs, what runs it) for each node
-    that runs; where is "device", "host" or "view" with shapes (a plan made), else "-"."""
+    that runs; where is "device", "host" or "view" with shapes (a plan made), else "-". A split model's
+    host parts' nodes run on the host (ONNX Runtime); its device parts as a whole model's nodes do."""
     graph, places = session.graph, {}
-    if shapes is not None:
-        feeds = {k: np.zeros(v, NUMPY_TYPES[_type_of(graph, k)]) for k, v in shapes.items()}
+    if session.parts is not None:
+        seen = session.part_inputs(_zeros(graph, shapes)) if shapes is not None else {}
+        out = []
+        for i, (part, runner) in enumerate(session.parts):
+            if part.kind == "device":
+                out += rows(runner, None, seen.get(i))
+            else:
+                out += [(n.name, n.op, f"{n.name} ({n.op})", "host", "ONNX Runtime CPU") for n in part.nodes]
+        return out
+    if shapes is not None or feeds is not None:
+        feeds = _zeros(graph, shapes) if feeds is None else feeds
         graph, places = session.plan(feeds).graph, session.placement(feeds)
     stands = absorbed(session.model_graph, graph)
     out = []
@@ -46,6 +59,10 @@ def rows(session, shapes: Optional[Dict[str, tuple]] = None) -> List[tuple]:
         out.append((n.name, n.op, ", ".join(stands.get(n.name, [])), places.get(n.name, "-"),
                     entry.runs.split(" (")[0]))
     return out
+
+
+def _zeros(graph: Graph, shapes: Dict[str, tuple]) -> dict:
+    return {k: np.zeros(v, NUMPY_TYPES.get(_type_of(graph, k), np.float32)) for k, v in shapes.items()}
 
 
 def _type_of(graph: Graph, name: str) -> str:
@@ -61,10 +78,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "the model's own shapes where they are all fixed")
     ap.add_argument("--device", type=int, default=None, help="device index (default: $DMLVK_DEVICE or 0)")
     ap.add_argument("--host-quantization", action="store_true", help="QuantizeLinear/DequantizeLinear on the host")
+    ap.add_argument("--no-fallback", action="store_true",
+                    help="refuse a model dmlvk cannot run whole, naming each node, instead of splitting it")
     a = ap.parse_args(argv)
     try:
-        session = InferenceSession(a.model, device=Device(a.device) if a.device is not None else None,
-                                   host_quantization=a.host_quantization)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                  # the split is printed below
+            session = InferenceSession(a.model, device=Device(a.device) if a.device is not None else None,
+                                       host_quantization=a.host_quantization, fallback=not a.no_fallback)
     except UnsupportedModelError as e:
         print(f"{a.model}: refused")
         for why in str(e).split(": ", 1)[-1].split("; "):
@@ -89,6 +110,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"  {'node':<{width[0]}}  {'runs as':<{width[1]}}  {'where':<{width[3]}}  model nodes")
     for name, op, stands, where, _ in table:
         print(f"  {name:<{width[0]}}  {op:<{width[1]}}  {where:<{width[3]}}  {stands}")
+    if session.parts is not None:
+        kinds = ", ".join(p.kind for p, _ in session.parts)
+        crossing = (f"; {session.crossing_bytes:,} bytes cross between them per run" if shapes and not missing
+                    else "")
+        print(f"split into {len(session.parts)} parts ({kinds}): {partition.describe(p for p, _ in session.parts)} "
+              f"on the host with ONNX Runtime{crossing}")
     return 0
 
 

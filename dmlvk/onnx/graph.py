@@ -17,18 +17,24 @@ except ImportError:                    # dmlvk itself does not need onnx; this p
 
 
 class UnsupportedModelError(ValueError):
-    """The model has nodes (or forms of them) that dmlvk cannot run."""
+    """The model has nodes (or forms of them) that dmlvk cannot run; nodes: their names, where known."""
+
+    def __init__(self, message: str, nodes=()):
+        super().__init__(message)
+        self.nodes = tuple(nodes)
 
 
 @dataclass(frozen=True)
 class Node:
     """One node: its op type, name (made up from its position where the model gives none), the
-    names of its inputs ("" for an optional one left out) and outputs, its attributes."""
+    names of its inputs ("" for an optional one left out) and outputs, its attributes, its domain
+    ("" for ONNX's own)."""
     op: str
     name: str
     inputs: Tuple[str, ...]
     outputs: Tuple[str, ...]
     attrs: dict = field(default_factory=dict)
+    domain: str = ""
 
     def input(self, k: int) -> Optional[str]:
         """The name of input k, or None where it is absent or left out."""
@@ -57,8 +63,9 @@ NUMPY_TYPES = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8, "tensor(i
 class Graph:
     """A model's graph: nodes in order, constants (initializers and Constant nodes) by name, the
     inputs fed at run time and the outputs, as NodeArgs and as the model's ValueInfoProtos (for
-    writing the graph back out), its default-domain opset and IR version, and the nodes refused while
-    loading (other domains, Constant nodes without a tensor), as messages."""
+    writing the graph back out), its default-domain opset, IR version and every domain's opset.
+    Nodes of other domains and Constant nodes that dmlvk cannot read as a tensor stay nodes (which
+    dmlvk refuses, or leaves to the host)."""
     nodes: Tuple[Node, ...]
     consts: Dict[str, np.ndarray]
     inputs: Tuple[NodeArg, ...]
@@ -67,7 +74,7 @@ class Graph:
     output_infos: tuple = ()
     opset: int = 13
     ir_version: int = 8
-    refused: Tuple[str, ...] = ()
+    opsets: Tuple[Tuple[str, int], ...] = ()
 
     @property
     def output_names(self) -> set:
@@ -91,10 +98,13 @@ class Graph:
     def to_model(self):
         """The graph as an onnx.ModelProto, with the constants its nodes read."""
         used = {k for n in self.nodes for k in n.inputs if k in self.consts}
-        nodes = [helper.make_node(n.op, list(n.inputs), list(n.outputs), name=n.name, **n.attrs) for n in self.nodes]
+        nodes = [helper.make_node(n.op, list(n.inputs), list(n.outputs), name=n.name, domain=n.domain or None,
+                                  **n.attrs) for n in self.nodes]
         graph = helper.make_graph(nodes, "dmlvk", list(self.input_infos), list(self.output_infos),
                                   [numpy_helper.from_array(np.asarray(self.consts[k]), k) for k in sorted(used)])
-        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(self.opset, 13))],
+        opsets = dict(self.opsets)
+        opsets[""] = max(self.opset, 13)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
                                  ir_version=self.ir_version)
 
 
@@ -111,24 +121,35 @@ def load(model) -> Graph:
         raise TypeError(f"model must be a path or an onnx.ModelProto, got {type(model).__name__}")
     g = model.graph
     consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
-    nodes, refused = [], []
+    nodes = []
     for i, n in enumerate(g.node):
         name = n.name or f"#{i} ({n.op_type})"
         attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
-        if n.domain not in ("", "ai.onnx"):
-            refused.append(f"{name}: {n.domain}.{n.op_type}")
-        elif n.op_type == "Constant":
-            if "value" not in attrs:
-                refused.append(f"{name}: Constant without a tensor value")
-            else:
-                consts[n.output[0]] = numpy_helper.to_array(attrs["value"])
+        domain = "" if n.domain == "ai.onnx" else n.domain
+        value = _constant(attrs) if n.op_type == "Constant" and not domain else None
+        if value is not None:
+            consts[n.output[0]] = value
         else:
-            nodes.append(Node(n.op_type, name, tuple(n.input), tuple(n.output), attrs))
+            nodes.append(Node(n.op_type, name, tuple(n.input), tuple(n.output), attrs, domain))
     inputs = [v for v in g.input if v.name not in consts]
+    opsets = tuple(("" if o.domain == "ai.onnx" else o.domain, o.version) for o in model.opset_import)
     return Graph(tuple(nodes), consts, tuple(_arg(v) for v in inputs), tuple(_arg(v) for v in g.output),
-                 tuple(inputs), tuple(g.output),
-                 next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13),
-                 model.ir_version, tuple(refused))
+                 tuple(inputs), tuple(g.output), dict(opsets).get("", 13), model.ir_version, opsets)
+
+
+CONSTANT_VALUES = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
+                   "value_ints": np.int64}
+
+
+def _constant(attrs: dict) -> Optional[np.ndarray]:
+    """A Constant node's value as an array, or None where it is no numeric tensor (a sparse or string
+    one)."""
+    if isinstance(attrs.get("value"), onnx.TensorProto):
+        return numpy_helper.to_array(attrs["value"])
+    for k, dt in CONSTANT_VALUES.items():
+        if k in attrs:
+            return np.array(attrs[k], dt)
+    return None
 
 
 def qparams(n: Node, graph: Graph, dtype=np.uint8) -> tuple:

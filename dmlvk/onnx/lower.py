@@ -463,8 +463,3 @@ def lower(n: Node, ctx: Context) -> Lowered:
     """The node lowered by its op's entry."""
     return LOWERINGS[n.op].lower(n, ctx)
 
-
-def check(graph: Graph) -> List[str]:
-    """The forms of the nodes that their lowerings refuse, as messages (nodes of other op types are
-    left to the caller)."""
-    return [m for n in graph.nodes if n.op in LOWERINGS for m in LOWERINGS[n.op].check(n, graph)]

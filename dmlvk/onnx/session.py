@@ -1,18 +1,20 @@
-"""InferenceSession: a model loaded (graph.load), checked against the lowerings (lower.check),
+"""InferenceSession: a model loaded (graph.load), checked against the lowerings (each entry's check),
 rewritten (rewrite), and run through plans made per set of input shapes (plan.Plan)."""
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
 from ..arrays import DeviceArray, resolve_device
 from ..runtime.device import Device
-from . import graph as graphs, lower, rewrite
+from . import graph as graphs, lower, partition, rewrite
 from .graph import NUMPY_TYPES, Graph, NodeArg, UnsupportedModelError
-from .plan import Plan, plan_key
+from .plan import Plan, check_given, plan_key
 
 PLANS_KEPT = 4            # input shapes whose operators and Buffers a session keeps
 
@@ -23,9 +25,10 @@ def prepare(model) -> Graph:
     QLinearAdd, QLinearConcat, QLinearLeakyRelu, QLinearPRelu), quantization moved to the edges (a
     Clip after the last DequantizeLinear fused into it), requantizing pairs and dead nodes dropped."""
     g = model if isinstance(model, Graph) else graphs.load(model)
-    bad = list(g.refused)
     known = lower.MODEL_OPS | rewrite.FUSED_OPS
-    bad += [f"{n.name}: {n.op}" for n in g.nodes if n.op not in known]
+    bad = [(n.name, f"{n.name}: {n.domain}.{n.op}" if n.domain else
+            f"{n.name}: Constant without a numeric tensor value" if n.op == "Constant" else f"{n.name}: {n.op}")
+           for n in g.nodes if n.domain or n.op not in known]
     why = []                       # the fusions' messages, for the nodes they left over
     for fuse in (rewrite.fuse_qdq, rewrite.fuse_qdq_add, rewrite.fuse_qdq_lookups):
         g, messages = fuse(g)
@@ -33,10 +36,12 @@ def prepare(model) -> Graph:
     g = rewrite.fuse_dequantize_clip(rewrite.commute(g, lower.moves_data))
     left = [n for n in g.nodes if n.op in rewrite.FUSED_OPS and n.op not in lower.LOWERINGS]
     for n in left:
-        bad += [m for m in why if m.startswith(f"{n.name}: ")] or [f"{n.name}: {n.op}"]
-    bad += lower.check(g)
+        bad += [(n.name, m) for m in why if m.startswith(f"{n.name}: ")] or [(n.name, f"{n.name}: {n.op}")]
+    bad += [(n.name, m) for n in g.nodes if n.op in lower.LOWERINGS and not n.domain
+            for m in lower.LOWERINGS[n.op].check(n, g)]
     if bad:
-        raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(bad))
+        raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(m for _, m in bad),
+                                    dict.fromkeys(name for name, _ in bad))
     return rewrite.drop_dead(rewrite.drop_requantize_pairs(g))
 
 
@@ -46,16 +51,49 @@ class InferenceSession:
     the device, in the same submission as the operators around them (QuantizeLinear where the
     device has shaderFloat64, which its exact division needs); host_quantization=True runs them
     with numpy instead (the same results). One session runs one call at a time (calls from
-    several threads wait for each other)."""
+    several threads wait for each other).
 
-    def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False):
+    A model with nodes dmlvk cannot run is split (partition.py): the device runs what it can, ONNX
+    Runtime's CPU provider the rest, with a warning at load naming what goes to the host; parts
+    lists the parts in order as (Part, runner). fallback=False refuses such a model instead, naming
+    every node dmlvk cannot run (UnsupportedModelError)."""
+
+    def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False,
+                 fallback: bool = True):
         self.host_quantization = bool(host_quantization)
         self.model_graph = model if isinstance(model, Graph) else graphs.load(model)    # as the model has it
-        self.graph = prepare(self.model_graph)
         self.device = resolve_device(device)
+        self.parts: Optional[tuple] = None
+        self.crossing_bytes = 0           # bytes handed between parts in the last run
+        try:
+            self.graph = prepare(self.model_graph)
+        except UnsupportedModelError:
+            if not fallback:
+                raise
+            self.graph = self._split()
         self._plans: "OrderedDict[tuple, Plan]" = OrderedDict()
         self._stream_plans: Dict[tuple, list] = {}      # run_stream's plans, `depth` per signature
         self._lock = threading.Lock()
+
+    def _split(self) -> Graph:
+        """Makes self.parts; the graph of what runs (device parts as prepared, host parts as the
+        model has them)."""
+        model = self.model_graph
+        types = partition.value_types(model.to_model())
+        parts = partition.partition(model, prepare, types)
+        partition.onnxruntime(parts)
+        runners = []
+        for p in parts:
+            if p.kind == partition.DEVICE:
+                runners.append(InferenceSession(partition.part_graph(model, p, types), self.device,
+                                                self.host_quantization, fallback=False))
+            else:
+                runners.append(partition.HostPart(model, p, types))
+        self.parts = tuple(zip(parts, runners))
+        warnings.warn(f"dmlvk runs {partition.describe(parts)} of this model on the host with ONNX Runtime's "
+                      f"CPU provider, in {len(parts)} parts; fallback=False refuses such a model", stacklevel=3)
+        nodes = [n for p, r in self.parts for n in (r.graph.nodes if p.kind == partition.DEVICE else p.nodes)]
+        return model.with_nodes(list({id(n): n for n in nodes}.values()))
 
     def get_inputs(self) -> List[NodeArg]:
         return list(self.graph.inputs)
@@ -80,7 +118,11 @@ class InferenceSession:
 
     def plan(self, input_feed: dict) -> Plan:
         """The plan run() makes (and keeps) for inputs like these (arrays, or any objects with their
-        shape and dtype): the graph after the plan-time passes, and its steps."""
+        shape and dtype): the graph after the plan-time passes, and its steps. A split model has a
+        plan per device part: ask those parts' sessions (parts)."""
+        if self.parts is not None:
+            raise ValueError(f"this model runs in {len(self.parts)} parts, each device part with plans "
+                             "of its own: ask the sessions in parts")
         feeds = self._checked_feeds(input_feed)
         key = plan_key(feeds)
         with self._lock:
@@ -93,12 +135,33 @@ class InferenceSession:
 
     def placement(self, input_feed: dict) -> Dict[str, str]:
         """{node name: "device", "host" or "view"} for each node of the plan for inputs like these, in
-        the order they run (fused nodes by their own names)."""
+        the order they run (fused nodes by their own names). A split model is run once on zeros of
+        these shapes to learn its device parts' shapes; its host parts' nodes are "host"."""
+        if self.parts is not None:
+            seen = self.part_inputs(input_feed)
+            out: Dict[str, str] = {}
+            for i, (p, runner) in enumerate(self.parts):
+                if p.kind == partition.DEVICE:
+                    out.update(runner.placement(seen[i]))
+                else:
+                    out.update({n.name: "host" for n in p.nodes if n.name not in out})
+            return out
         out = {}
         for kind, what in self.plan(input_feed).steps:
             for n, low in (what.calls if kind == "device" else [what]):
                 out[n.name] = "view" if low.kind == "view" else kind
         return out
+
+    def part_inputs(self, input_feed: dict) -> Dict[int, dict]:
+        """{part index: {name: value}}: what each part of a split model reads in a run on zeros of the
+        inputs' shapes and dtypes (which sets crossing_bytes), for placement and census."""
+        if self.parts is None:
+            raise ValueError("this model is not split: it runs whole on the device")
+        feeds = {k: np.zeros(v.shape, v.dtype) for k, v in self._checked_feeds(input_feed).items()}
+        seen: Dict[int, dict] = {}
+        with self._lock:
+            self._run_parts(None, feeds, {}, seen)
+        return seen
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: dict,
             outputs: Optional[dict] = None) -> list:
@@ -120,6 +183,9 @@ class InferenceSession:
             if not isinstance(v, DeviceArray) or v.device is not self.device:
                 raise TypeError(f"output {nm!r} must be a dmlvk.DeviceArray on {self.device.name}")
         feeds = self._checked_feeds(input_feed)
+        if self.parts is not None:
+            with self._lock:
+                return self._run_parts(names, feeds, outputs)
         key = plan_key(feeds, outputs)
         with self._lock:          # one run at a time: a plan's device Buffers are shared
             plan = self._plans.get(key)
@@ -130,6 +196,32 @@ class InferenceSession:
             self._plans.move_to_end(key)
             values = plan.run(feeds)
         return [values[n] for n in names]
+
+    def _run_parts(self, names: Optional[list], feeds: dict, outputs: dict, seen: Optional[dict] = None) -> list:
+        """run() of a split model: each part in turn on what earlier parts gave (the device parts'
+        outputs bound to the caller's device arrays where they are graph outputs given so); the
+        outputs named (all where None). seen: {part index: its feeds}, filled where given."""
+        values = dict(feeds)
+        crossing = 0
+        for i, (p, runner) in enumerate(self.parts):
+            ins = {k: values[k] for k in p.inputs}
+            crossing += sum(v.nbytes for k, v in ins.items() if k not in feeds)
+            if seen is not None:
+                seen[i] = ins
+            if p.kind == partition.DEVICE:
+                bound = {k: outputs[k] for k in p.outputs if k in outputs}
+                values.update(zip(p.outputs, runner.run(list(p.outputs), ins, bound)))
+            else:
+                values.update(runner.run({k: v.numpy() if isinstance(v, DeviceArray) else v for k, v in ins.items()}))
+        self.crossing_bytes = crossing
+        for k, given in outputs.items():
+            v = values[k]
+            if v is not given:                  # made on the host: into the caller's device array
+                v = v.numpy() if isinstance(v, DeviceArray) else np.ascontiguousarray(v)
+                check_given(k, v.shape, v.dtype, given)
+                given.buffer.write(v)
+                values[k] = given
+        return [values[n] for n in (names if names is not None else [o.name for o in self.graph.outputs])]
 
     def _output_names(self, output_names: Optional[Sequence[str]]) -> tuple:
         """(the outputs asked for, all the graph's output names) after checking the former."""
@@ -171,6 +263,9 @@ class InferenceSession:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be a positive integer, got {depth!r}")
         names, _ = self._output_names(output_names)
+        if self.parts is not None:
+            yield from self._stream_parts(names, input_feeds, depth)
+            return
         pending: "deque[tuple]" = deque()      # (plan in flight or None, its outputs when done)
         mine: Dict[tuple, list] = {}            # the plans this stream holds, per input signature
         count = 0
@@ -205,11 +300,31 @@ class InferenceSession:
                 while len(self._stream_plans) > PLANS_KEPT:
                     self._stream_plans.pop(next(iter(self._stream_plans)))
 
+    def _stream_parts(self, names: list, input_feeds: Iterable[dict], depth: int) -> Iterator[list]:
+        """run_stream() of a split model: up to `depth` frames in flight on as many threads, each
+        going through the parts in turn, so that one frame's host part runs while another's device
+        part does (each device part runs one frame at a time; onnxruntime's sessions run several)."""
+        pending: deque = deque()
+        with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="dmlvk-part") as pool:
+            try:
+                for input_feed in input_feeds:
+                    feeds = self._checked_feeds(input_feed)
+                    pending.append(pool.submit(self._run_parts, names, feeds, {}))
+                    while len(pending) >= depth:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for f in pending:                       # a consumer that stopped early
+                    f.cancel()
+
     def device_work(self, input_feed: dict) -> tuple:
         """(Program, dispatches, step kinds) of the plan that run() made for inputs like these (run
         them once first): the first device stretch's recorded submission, its (Kernel, Buffers)
         dispatches, and the plan's steps in order ("device", "host", "view"). For benchmarks and
         probes, which time the device's part alone."""
+        if self.parts is not None:
+            raise ValueError("this model runs in parts: time the device parts' sessions (parts)")
         plan = self._plans.get(plan_key(input_feed))
         if plan is None:
             raise ValueError("no plan for these inputs: run the session with them first")
