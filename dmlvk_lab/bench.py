@@ -546,16 +546,18 @@ def run_runtime_only(device: Device, peers: bool, warm_s: float) -> dict:
     return result
 
 
-def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool) -> dict:
-    """Only the quantized model's frames per second (dmlvk_lab/bench_models.py)."""
+def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool, shapes=None) -> dict:
+    """Only the quantized model's frames per second (dmlvk_lab/bench_models.py), and the split model's
+    parts; shapes [(h, w)] (default: bench_models.SHAPES, smaller on CPU devices)."""
     from . import bench_models
     timer = Timer(device, 10, warm_s)
-    shapes = [(135, 240), (270, 480)] if cpu else bench_models.SHAPES
+    shapes = shapes or ([(135, 240), (270, 480)] if cpu else bench_models.SHAPES)
     result = {
         **_header(device),
         "models": bench_models.measure_models(timer, shapes=shapes, batches=[1] if cpu else bench_models.BATCHES),
         "peers_skipped": [],
     }
+    result["models"]["split"] = bench_models.measure_split(timer, shapes[0])
     if peers and not cpu:
         bench_models.add_torch(result, run_peer)
         bench_models.add_webgpu(result, run_peer)
@@ -693,6 +695,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--warm", type=float, default=None,
                     help="seconds of steady copying before each measurement (default 0.5 on GPUs, 0 on CPU devices)")
     ap.add_argument("--no-peers", action="store_true", help="skip torch, onnxruntime and ncnn")
+    ap.add_argument("--model-shapes", metavar="HxW,...", default=None,
+                    help="with --only models: the frame sizes, e.g. 540x960,1080x1920 (default: all three)")
     ap.add_argument("--match", metavar="REGEX", help="only the depth/space cases whose name matches, e.g. "
                     "'DEPTH_TO_SPACE1 UINT8 B=3' (names: SIZE OPERATOR TYPE B=N ORDER LAYOUT)")
     ap.add_argument("--no-check", action="store_true", help="skip checking outputs against dmlvk.reference")
@@ -730,7 +734,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(p)
         return 0
     if a.only == "models":
-        for p in write_outputs(run_models_only(device, not a.no_peers, warm, cpu), Path(a.out)):
+        try:
+            shapes = [tuple(int(d) for d in hw.split("x")) for hw in a.model_shapes.split(",")] if a.model_shapes else None
+        except ValueError:
+            ap.error(f"--model-shapes takes HxW,..., got {a.model_shapes!r}")
+        if shapes and any(len(hw) != 2 or min(hw) < 1 for hw in shapes):
+            ap.error(f"--model-shapes takes HxW,..., got {a.model_shapes!r}")
+        for p in write_outputs(run_models_only(device, not a.no_peers, warm, cpu, shapes), Path(a.out)):
             print(p)
         return 0
     if a.only == "conv":

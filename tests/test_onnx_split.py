@@ -188,3 +188,17 @@ def test_census_shows_the_split(device, tmp_path, capsys):
     assert f"split into 3 parts (device, host, device)" in out and f"{2 * 8 * 12 * 16:,} bytes cross" in out
     assert census.main([str(path), "--no-fallback"]) == 1
     assert "  erf: Erf" in capsys.readouterr().out.splitlines()
+
+
+def test_a_node_of_another_domain_runs_on_the_host(device):
+    """com.microsoft's Gelu in place of the Erf: its domain and opset carried into the host part."""
+    model = onnx.load_from_string(quantized("middle"))
+    erf = next(n for n in model.graph.node if n.op_type == "Erf")
+    erf.op_type, erf.domain = "Gelu", "com.microsoft"
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    x = frames()
+    want = run_ort(model.SerializeToString(), {"x": x})
+    session = split_session(model, device)
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], want[0])
+    assert session.placement({"x": x})["erf"] == "host"
+    assert [p.kind for p, _ in session.parts] == ["device", "host", "device"]

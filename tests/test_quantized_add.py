@@ -335,4 +335,4 @@ def test_qdq_add_left_unfused_is_named(device, rng):
     del bare.graph.node[-2:]
     bare.graph.output[0].name = "s"
     with pytest.raises(UnsupportedModelError, match="the_add: Add not in a DequantizeLinear, DequantizeLinear -> Add"):
-        InferenceSession(bare, device=device)
+        InferenceSession(bare, device=device, fallback=False)

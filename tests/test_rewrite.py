@@ -282,3 +282,164 @@ def test_squeeze_of_an_axis_that_is_not_one_is_refused(device):
                        [("y", U8)], {})
     with pytest.raises(UnsupportedModelError, match="sq: Squeeze needs constant axes"):
         prepare(unknown)
+
+
+# ---- every reader counted, every channel checked, every axis form --------------------------------
+
+def same_as_onnxruntime(device, model, feeds):
+    """dmlvk's outputs (the model split where it must be) equal onnxruntime's, every element."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # a refused group runs on the host: said at load
+        session = InferenceSession(model, device=device)
+    for got, want in zip(session.run(None, feeds), run_ort(model, feeds)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    return session
+
+
+@pytest.mark.parametrize("channel", [1, 5])
+def test_the_per_channel_bias_scale_is_checked_on_every_channel(device, channel):
+    """One channel's bias scale one ulp off (not the first): refused, and run by onnxruntime on the host
+    (its float Conv), equal to it."""
+    model = qdq_conv(w_axis=0)
+    bias_scale = next(i for i in model.graph.initializer if i.name == "bs")
+    values = numpy_helper.to_array(bias_scale).copy()
+    values[channel] = np.nextafter(values[channel], np.float32(1), dtype=np.float32)
+    bias_scale.CopyFrom(numpy_helper.from_array(values, "bs"))
+    refused(model, "conv", "the bias's scale must be the input's scale times the weight's")
+    session = same_as_onnxruntime(device, model, {"x": x_frame()})
+    assert session.placement({"x": x_frame()})["conv"] == "host"
+
+
+def requantize_read_twice(how):
+    """x (uint8) -> DequantizeLinear -> f -> QuantizeLinear (the same parameters) -> y, with f also a
+    graph output ("output") or also read by a Neg ("reader")."""
+    model = requantize()
+    g = model.graph
+    if how == "output":
+        g.output.append(helper.make_tensor_value_info("f", TensorProto.FLOAT, None))
+    else:
+        g.node.append(helper.make_node("Neg", ["f"], ["z"]))
+        g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    return model
+
+
+@pytest.mark.parametrize("how", ["output", "reader"])
+def test_a_requantizing_pair_stays_where_the_tensor_between_is_read_again(device, how):
+    model = requantize_read_twice(how)
+    g = rewrite.drop_requantize_pairs(load(model))
+    assert [n.op for n in g.nodes][:2] == ["DequantizeLinear", "QuantizeLinear"]
+    x = np.arange(24, dtype=U8).reshape(1, 2, 3, 4) * 11
+    if how == "output":
+        same_as_onnxruntime(device, model, {"x": x})
+
+
+@pytest.mark.parametrize("how", ["output", "reader"])
+def test_quantization_stays_before_a_layout_op_whose_output_is_read_again(device, how):
+    """x -> SpaceToDepth -> t -> QuantizeLinear -> y with t read by another node or a graph output: the
+    QuantizeLinear is not moved before the SpaceToDepth."""
+    consts = {"s": np.float32(0.05), "zp": np.array(3, U8)}
+    nodes = [helper.make_node("SpaceToDepth", ["x"], ["t"], blocksize=2),
+             helper.make_node("QuantizeLinear", ["t", "s", "zp"], ["y"])]
+    outputs = [("y", U8), ("t", np.float32)]
+    if how == "reader":
+        nodes.append(helper.make_node("QuantizeLinear", ["t", "s", "zp"], ["y2"]))
+        outputs = [("y", U8), ("y2", U8)]
+    model = model_of(nodes, [("x", np.float32, [1, 2, 4, 6])], outputs, consts)
+    moved = rewrite.commute(load(model), LAYOUT_OPS)
+    assert [n.op for n in moved.nodes][0] == "SpaceToDepth"
+    x = np.random.default_rng(3).standard_normal((1, 2, 4, 6)).astype(np.float32)
+    same_as_onnxruntime(device, model, {"x": x})
+
+
+def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
+    """q (uint8) -> DequantizeLinear -> f -> Clip(lo, hi) -> y; how: f also a graph output ("output"),
+    read by a Neg too ("reader"), or the upper bound a graph input ("input bound")."""
+    consts = {"s": np.float32(0.01), "zp": np.array(20, U8), "lo": np.float32(bounds[0]), "hi": np.float32(bounds[1])}
+    inputs = [("q", U8, [1, 2, 3, 4])]
+    if how == "input bound":
+        del consts["hi"]
+        inputs.append(("hi", np.float32, []))
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["f"]),
+             helper.make_node("Clip", ["f", "lo", "hi"], ["y"], name="clip")]
+    outputs = [("y", np.float32)]
+    if how == "output":
+        outputs.append(("f", np.float32))
+    if how == "reader":
+        nodes.append(helper.make_node("Neg", ["f"], ["z"]))
+        outputs.append(("z", np.float32))
+    return model_of(nodes, inputs, outputs, consts)
+
+
+@pytest.mark.parametrize("how", [None, "output", "reader", "input bound"])
+def test_a_clip_joins_the_last_dequantize_only_when_nothing_else_reads_between(device, how):
+    model = dequantize_then_clip(how)
+    ops = [n.op for n in rewrite.fuse_dequantize_clip(load(model)).nodes]
+    assert ("DequantizeLinear+Clip" in ops) == (how is None), ops
+    feeds = {"q": np.arange(24, dtype=U8).reshape(1, 2, 3, 4) * 10}
+    if how == "input bound":
+        feeds["hi"] = np.array(0.9, np.float32)
+    same_as_onnxruntime(device, model, feeds)
+
+
+def qdq_binary(op="Add", how=None, b_type=U8, out_axis=False):
+    """x (float) -> Q -> DQ, and a second such input, -> Add / Mul / Concat -> Q -> DQ -> y; how: the
+    op's float output also a graph output ("output") or read by a Neg too ("reader")."""
+    consts = {"s": np.float32(0.05), "zp": np.array(3, U8), "s2": np.float32(0.04),
+              "zp2": np.array(5, b_type), "so": np.float32(0.08), "zpo": np.array(7, U8)}
+    if out_axis:
+        channels = 4 if op == "Concat" else 2
+        consts["so"], consts["zpo"] = np.full(channels, 0.08, np.float32), np.full(channels, 7, U8)
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "zp"], ["xd"]),
+             helper.make_node("QuantizeLinear", ["w", "s2", "zp2"], ["wq"]),
+             helper.make_node("DequantizeLinear", ["wq", "s2", "zp2"], ["wd"]),
+             helper.make_node(op, ["xd", "wd"], ["a"], name="op", **({"axis": 1} if op == "Concat" else {})),
+             helper.make_node("QuantizeLinear", ["a", "so", "zpo"], ["aq"], **({"axis": 1} if out_axis else {})),
+             helper.make_node("DequantizeLinear", ["aq", "so", "zpo"], ["y"], **({"axis": 1} if out_axis else {}))]
+    outputs = [("y", np.float32)]
+    if how == "output":
+        outputs.append(("a", np.float32))
+    if how == "reader":
+        nodes.append(helper.make_node("Neg", ["a"], ["z"]))
+        outputs.append(("z", np.float32))
+    return model_of(nodes, [("x", np.float32, [1, 2, 3, 4]), ("w", np.float32, [1, 2, 3, 4])], outputs, consts)
+
+
+@pytest.mark.parametrize("op", ["Add", "Mul", "Concat"])
+@pytest.mark.parametrize("how", [None, "output", "reader", "mixed types", "output per axis"])
+def test_quantized_binary_groups_fuse_only_whole_and_alone(device, op, how):
+    """The Add / Mul / Concat group fuses only where its float output has the QuantizeLinear as its
+    one reader, no graph output, all three quantized per tensor of one 8-bit type; otherwise it is
+    refused by name, and the model, split, equals onnxruntime."""
+    model = qdq_binary(op, how if how in ("output", "reader") else None, b_type=S8 if how == "mixed types" else U8,
+                       out_axis=how == "output per axis")
+    if how is None:
+        assert f"QLinear{op}" in fused(model)
+    else:
+        refused(model, "op", op)
+    rng = np.random.default_rng(4)
+    feeds = {k: rng.uniform(-2, 6, (1, 2, 3, 4)).astype(np.float32) for k in ("x", "w")}
+    same_as_onnxruntime(device, model, feeds)
+
+
+@pytest.mark.parametrize("op, axes, shape, ok", [
+    ("Unsqueeze", [-1], (8, 3, 5), True), ("Unsqueeze", [-5, 1], (8, 3, 5), True), ("Unsqueeze", [3], (8, 3, 5), True),
+    ("Unsqueeze", [-4, 1], (8, 3, 5), False), ("Unsqueeze", [0, -5], (8, 3, 5), False), ("Unsqueeze", [4], (8, 3, 5), False),
+    ("Squeeze", [-1], (8, 3, 1), True), ("Squeeze", [-3, 2], (1, 3, 1), True), ("Squeeze", [2, -1], (8, 3, 1), False),
+    ("Squeeze", [5], (8, 3, 1), False), ("Squeeze", [-4], (8, 3, 1), False)])
+def test_view_axes_negative_duplicate_and_out_of_range(device, op, axes, shape, ok):
+    """Squeeze and Unsqueeze axes counted from the end where negative; a duplicate (the same axis twice,
+    once negative) or one out of range refused by name when the shapes are known; each accepted form
+    equal to onnxruntime."""
+    model = model_of([helper.make_node(op, ["x", "a"], ["y"], name="view")], [("x", U8, list(shape))], [("y", U8)],
+                     {"a": np.array(axes, np.int64)})
+    x = np.random.default_rng(6).integers(0, 256, shape, dtype=U8)
+    session = InferenceSession(model, device=device, fallback=False)
+    if ok:
+        got, = session.run(None, {"x": x})
+        want, = run_ort(model, {"x": x})
+        assert got.shape == want.shape and np.array_equal(got, want)
+    else:
+        with pytest.raises(UnsupportedModelError, match=f"view: {op} of axes"):
+            session.run(None, {"x": x})

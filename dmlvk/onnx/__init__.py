@@ -9,8 +9,9 @@ QuantizeLinear and DequantizeLinear between float32 and 8 bits run on the device
 rounded half to even, plus the zero point, saturated, NaN to the lowest value; (x - zero point) *
 scale in float32). QDQ
 models (quantize_static's default format) have each DequantizeLinear -> Conv -> QuantizeLinear group fused into QLinearConv
-first, as ONNX Runtime does (rewrite.fuse_qdq). A model with any other node is refused when it is
-loaded, with every such node's name and op type; nothing is half-run.
+first, as ONNX Runtime does (rewrite.fuse_qdq). A model with any other node is split (partition): the
+device runs what it can, ONNX Runtime's CPU provider the rest; with fallback=False it is refused
+when it is loaded, with every such node's name and op type; nothing is half-run.
 
 Before planning, a per-tensor DequantizeLinear is moved after the layout operators (DepthToSpace,
 SpaceToDepth and the views) that consume it, and a per-tensor QuantizeLinear before
@@ -24,7 +25,7 @@ session runs one call at a time (calls from several threads wait for each other)
 
 The package, one job a module: graph (loading, the Graph record), qdq (host arithmetic), rewrite
 (Graph -> Graph rewrites), lower (the registry {op type: Lowering}), plan (plans, recording,
-streaming), hostcopy (the copy threads), session (InferenceSession), cli (`dmlvk run`)."""
+streaming), partition (device and host parts), hostcopy (the copy threads), session (InferenceSession), cli (`dmlvk run`)."""
 from .graph import Graph, Node, NodeArg, UnsupportedModelError, load
 from .lower import LOWERINGS, Lowering
 from .qdq import dequantize_linear, quantize_linear

@@ -359,8 +359,9 @@ def _squeezed(n: Node, shape: tuple, graph: Graph) -> tuple:
     axes = _axes(n, graph)
     if axes is None:
         return tuple(s for s in shape if s != 1)
-    axes = {a % len(shape) for a in axes} if shape else set()
-    if any(shape[a] != 1 for a in axes) or len(axes) != len(_axes(n, graph)):
+    given, rank = axes, len(shape)
+    axes = {a % rank for a in given if -rank <= a < rank}
+    if any(shape[a] != 1 for a in axes) or len(axes) != len(given):
         raise refused(n, f"Squeeze of axes {_axes(n, graph)} of a tensor of shape {shape}")
     return tuple(s for i, s in enumerate(shape) if i not in axes)
 

@@ -87,7 +87,7 @@ def constant_inputs(ks) -> Callable[[Node, Graph], List[str]]:
 
 
 def refused(n: Node, why) -> UnsupportedModelError:
-    return UnsupportedModelError(f"{n.name}: {why}")
+    return UnsupportedModelError(f"{n.name}: {why}", (n.name,))
 
 
 def described(n: Node, make):

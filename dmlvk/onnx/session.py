@@ -91,7 +91,8 @@ class InferenceSession:
                 runners.append(partition.HostPart(model, p, types))
         self.parts = tuple(zip(parts, runners))
         warnings.warn(f"dmlvk runs {partition.describe(parts)} of this model on the host with ONNX Runtime's "
-                      f"CPU provider, in {len(parts)} parts; fallback=False refuses such a model", stacklevel=3)
+                      f"CPU provider, in {len(parts)} part{'s' if len(parts) > 1 else ''}; fallback=False refuses such a model",
+                      stacklevel=3)
         nodes = [n for p, r in self.parts for n in (r.graph.nodes if p.kind == partition.DEVICE else p.nodes)]
         return model.with_nodes(list({id(n): n for n in nodes}.values()))
 
