@@ -18,6 +18,14 @@ def run_ort(model, feeds):
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
+def run_ort_unoptimized(model, feeds):
+    """onnxruntime with its graph optimizations off (ORT_DISABLE_ALL): each node by its own kernel, the
+    model's meaning, for where its optimizer's fusions are in doubt."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
 def model_of(nodes, inputs, outputs, consts, opset=13):
     g = helper.make_graph(nodes, "t", [helper.make_tensor_value_info(n, ONNX_TYPE[np.dtype(t)], s) for n, t, s in inputs],
                           [helper.make_tensor_value_info(n, ONNX_TYPE[np.dtype(t)], None) for n, t in outputs],
@@ -443,3 +451,34 @@ def test_view_axes_negative_duplicate_and_out_of_range(device, op, axes, shape, 
     else:
         with pytest.raises(UnsupportedModelError, match=f"view: {op} of axes"):
             session.run(None, {"x": x})
+
+
+def test_a_weight_quantized_per_input_channel_is_refused_where_onnxruntime_misreads_it(device):
+    """A QDQ Conv whose weight is quantized per input channel (DequantizeLinear axis 1), with as many
+    input as output channels. onnxruntime 1.32's optimized session fuses it as if it were per output
+    channel (105 of these 252 outputs differ from its unoptimized session); its unoptimized session
+    and onnx.reference agree (the model's meaning). dmlvk does not fuse it (refused by name), so no
+    test of it may take onnxruntime's default session as the meaning. Run split, its host part is
+    onnxruntime's default session on that group, and equals onnxruntime on the whole model."""
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(5)
+    c = 6
+    consts = {"xs": np.float32(0.05), "xzp": np.array(3, U8), "w": rng.integers(-64, 64, (c, c, 3, 3)).astype(S8),
+              "ws": rng.uniform(0.01, 0.03, c).astype(np.float32), "wzp": np.zeros(c, S8),
+              "ys": np.float32(0.1), "yzp": np.array(40, U8)}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wzp"], ["wd"], axis=1),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["c", "ys", "yzp"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yzp"], ["y"])]
+    model = model_of(nodes, [("x", np.float32, [1, c, 6, 7])], [("y", np.float32)], consts, opset=19)
+    feeds = {"x": np.random.default_rng(7).uniform(-3, 9, (1, c, 6, 7)).astype(np.float32)}
+    refused(model, "conv", "the weight is quantized along an axis other than its output channels")
+    meaning, = run_ort_unoptimized(model, feeds)
+    assert np.array_equal(meaning, ReferenceEvaluator(model).run(None, feeds)[0])
+    optimized, = run_ort(model, feeds)
+    if ort.__version__ == "1.32.0":
+        assert np.count_nonzero(optimized != meaning) == 105
+    session = same_as_onnxruntime(device, model, feeds)
+    assert session.placement(feeds)["conv"] == "host"
