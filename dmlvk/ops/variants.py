@@ -292,6 +292,8 @@ class Selection:
         if self.force is not None and (kernel is None or kernel.variant != self.force):
             raise ValueError(f"{self.table.operator} variant {self.force} cannot run {what}"
                              + (f" (it takes {kernel.variant})" if kernel is not None else ""))
+        if kernel is None:
+            raise ValueError(f"{self.table.operator}: no kernel can run {what} within this device's limits")
         for k in (kernel, *steps):
             if k is not None and not self.usable(k):
                 raise ValueError(f"{self.table.operator}: no kernel can run {what} on this device: "

@@ -164,16 +164,20 @@ def can_specialize() -> bool:
 
 
 @lru_cache(maxsize=4096)
-def specialize(spirv: bytes, values: tuple) -> bytes:
+def specialize(spirv: bytes, values: tuple, fold_only: bool = False) -> bytes:
     """The SPIR-V with specialization constants 0..n-1 set to values and folded in, its dead code
     removed (spirv-opt); the SPIR-V unchanged where spirv-opt is absent or fails. The result keeps no
-    specialization constants: the pipeline's specialization info then sets nothing."""
+    specialization constants: the pipeline's specialization info then sets nothing. fold_only: the
+    constants folded and nothing removed (every variable the shader declares keeps its now constant
+    size: what the tests count the shared memory of)."""
     opt = _spirv_opt()
     if opt is None:
         return spirv
+    passes = _SPECIALIZE_PASSES[:3] if fold_only else _SPECIALIZE_PASSES
     # cached on disk in a development tree only: an installed package writes nothing (this function's
     # memory keeps them for the process)
-    key = hashlib.sha256(b"\0".join([spirv, repr(tuple(values)).encode(), opt[1].encode()])).hexdigest()
+    key = hashlib.sha256(b"\0".join([spirv, repr(tuple(values)).encode(), opt[1].encode(),
+                                     b"fold" if fold_only else b""])).hexdigest()
     cached = None if _manifest() else cache_dir() / f"specialized-{key[:32]}.spv"
     blob = cached and _cached(cached)
     if blob:
@@ -182,7 +186,7 @@ def specialize(spirv: bytes, values: tuple) -> bytes:
         src, out = Path(tmp) / "in.spv", Path(tmp) / "out.spv"
         src.write_bytes(spirv)
         args = [opt[0], "--set-spec-const-default-value", " ".join(f"{i}:{int(v)}" for i, v in enumerate(values)),
-                *_SPECIALIZE_PASSES, str(src), "-o", str(out)]
+                *passes, str(src), "-o", str(out)]
         try:
             proc = subprocess.run(args, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
         except subprocess.TimeoutExpired:

@@ -386,7 +386,7 @@ def _element_kernel(d, sel: Selection) -> Optional[Kernel]:
         spec=dict(_common(d), MODE=mode),
         push=dict(in_strides=inp.effective_strides, out_sizes=out.sizes, out_strides=out_strides, out_dims=dims,
                   space_c=space_c),
-        count=count, slots=(0, 1), local_size=128, defines=defines)
+        count=count, slots=(0, 1), local_size=sel.workgroup(128), defines=defines)
 
 
 # The routines in the order select() tries them, each with the variants it chooses among.

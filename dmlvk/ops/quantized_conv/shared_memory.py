@@ -43,8 +43,16 @@ COOPMAT_SHARED = Need("its tiles within maxComputeSharedMemorySize (12,800 bytes
                       "of the filter rows' 32 x (KH x KW x C + 1))",
                       lambda c, k, caps: caps.fits_shared(coopmat_shared_bytes(
                           c, k.defines, halo=k.shader == "qlinear_conv_coopmat_halo")))
-DOT_SHARED = Need("its channels' filter words (BLOCKS x (MB x (its words a channel + 1) + 1)) within "
-                  "maxComputeSharedMemorySize",
-                  lambda c, k, caps: caps.fits_shared(4 * c["BLOCKS"] * (c["MB"] * (dot_channel_words(c) + 1) + 1)))
+def dot_shared_bytes(c) -> int:
+    """Shared memory of conv.dot (qlinear_conv_dot.comp, its constants c): BLOCKS blocks of MB channels'
+    filter words (a block's count made odd with several blocks: BWORDS = MB x words | 1) and each
+    channel's correction word."""
+    block = c["MB"] * dot_channel_words(c) | (1 if c["BLOCKS"] > 1 else 0)
+    return 4 * (c["BLOCKS"] * block + c["BLOCKS"] * c["MB"])
+
+
+DOT_SHARED = Need("its channels' filter words and corrections (BLOCKS x ((MB x its words a channel) | 1, the 1 "
+                  "with several blocks) + BLOCKS x MB words) within maxComputeSharedMemorySize",
+                  lambda c, k, caps: caps.fits_shared(dot_shared_bytes(c)))
 DEPTHWISE_SHARED = Need("its tile of TILE words within maxComputeSharedMemorySize",
                         lambda c, k, caps: caps.fits_shared(4 * c["TILE"]))
