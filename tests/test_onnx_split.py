@@ -202,3 +202,30 @@ def test_a_node_of_another_domain_runs_on_the_host(device):
     np.testing.assert_array_equal(session.run(None, {"x": x})[0], want[0])
     assert session.placement({"x": x})["erf"] == "host"
     assert [p.kind for p, _ in session.parts] == ["device", "host", "device"]
+
+
+def test_a_node_refused_once_the_shapes_are_known_goes_to_the_host(device):
+    """A QDQ Add whose second input broadcasts per channel (dmlvk's QLinearAdd refuses that shape when
+    it is planned): the model loads whole, and its first run splits it, the Add's group on the host,
+    every element equal to onnxruntime's; with fallback=False the run is refused, naming the node."""
+    from test_quantized_add import _add_model
+    rng = np.random.default_rng(3)
+    model = _add_model(rng.integers(0, 256, (1, 3, 1, 1)), b_shape=(1, 3, 1, 1))
+    x = rng.uniform(-1, 3, (2, 3, 4, 4)).astype(np.float32)
+    want = run_ort(model.SerializeToString(), {"x": x})
+    with pytest.raises(UnsupportedModelError, match="the_add: QLinearAdd of shapes"):
+        InferenceSession(model, device=device, fallback=False).run(None, {"x": x})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        session = InferenceSession(model, device=device)            # loads whole: nothing said yet
+    assert session.parts is None
+    with pytest.warns(UserWarning, match="on the host"):
+        got = session.run(None, {"x": x})
+    np.testing.assert_array_equal(got[0], want[0])
+    assert session.placement({"x": x})["the_add"] == "host"
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], want[0])
+    stream = InferenceSession(model, device=device)
+    with pytest.warns(UserWarning, match="on the host"):
+        got = [out[0] for out in stream.run_stream(None, [{"x": x}] * 3)]
+    for y in got:
+        np.testing.assert_array_equal(y, want[0])

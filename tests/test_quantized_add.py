@@ -328,7 +328,7 @@ def test_qdq_add_left_unfused_is_named(device, rng):
     are known, naming the shapes."""
     from dmlvk.onnx import InferenceSession, UnsupportedModelError
     model = _add_model(rng.integers(0, 256, (1, 3, 1, 1)), b_shape=(1, 3, 1, 1))
-    session = InferenceSession(model, device=device)
+    session = InferenceSession(model, device=device, fallback=False)
     with pytest.raises(UnsupportedModelError, match=r"the_add: QLinearAdd of shapes \(2, 3, 4, 4\) and \(1, 3, 1, 1\)"):
         session.run(None, {"x": np.zeros((2, 3, 4, 4), np.float32)})
     bare = _add_model(rng.integers(0, 256, (2, 3)))

@@ -173,14 +173,15 @@ def part_graph(graph: Graph, part: Part, types: Dict[str, tuple]) -> Graph:
                  graph.opset, graph.ir_version, graph.opsets)
 
 
-def partition(graph: Graph, prepare, types: Dict[str, tuple]) -> List[Part]:
-    """The graph's parts: the host takes what dmlvk has no lowering for, then what prepare() refuses
-    in a device part (for a constant node refused, the nodes of the part that read it), and the device
-    parts that only quantize or move data (not worth their crossings), until every device part
-    prepares and computes. prepare(Graph) raises UnsupportedModelError naming the nodes it refuses."""
+def partition(graph: Graph, prepare, types: Dict[str, tuple], host: Iterable[str] = ()) -> List[Part]:
+    """The graph's parts: the host takes the nodes named in host, what dmlvk has no lowering for, then
+    what prepare() refuses in a device part (for a constant node refused, the nodes of the part that
+    read it), and the device parts that only quantize or move data (not worth their crossings), until
+    every device part prepares and computes. prepare(Graph) raises UnsupportedModelError naming the
+    nodes it refuses."""
     moves = LAYOUT_OPS | {"QuantizeLinear", "DequantizeLinear", "Identity"}
     fixed = constant_nodes(graph)
-    host = {n.name for n in graph.nodes if n.domain or n.op not in MODEL_OPS | FUSED_OPS}
+    host = set(host) | {n.name for n in graph.nodes if n.domain or n.op not in MODEL_OPS | FUSED_OPS}
     while True:
         parts = split(graph, host_side(graph, host))
         refused = set()

@@ -2,6 +2,7 @@
 rewritten (rewrite), and run through plans made per set of input shapes (plan.Plan)."""
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 from collections import OrderedDict, deque
@@ -65,6 +66,8 @@ class InferenceSession:
         self.device = resolve_device(device)
         self.parts: Optional[tuple] = None
         self.crossing_bytes = 0           # bytes handed between parts in the last run
+        self.fallback = bool(fallback)
+        self._host_nodes: frozenset = frozenset()   # nodes sent to the host once their shapes were refused
         try:
             self.graph = prepare(self.model_graph)
         except UnsupportedModelError:
@@ -80,7 +83,7 @@ class InferenceSession:
         model has them)."""
         model = self.model_graph
         types = partition.value_types(model.to_model())
-        parts = partition.partition(model, prepare, types)
+        parts = partition.partition(model, prepare, types, self._host_nodes)
         partition.onnxruntime(parts)
         runners = []
         for p in parts:
@@ -92,9 +95,22 @@ class InferenceSession:
         self.parts = tuple(zip(parts, runners))
         warnings.warn(f"dmlvk runs {partition.describe(parts)} of this model on the host with ONNX Runtime's "
                       f"CPU provider, in {len(parts)} part{'s' if len(parts) > 1 else ''}; fallback=False refuses such a model",
-                      stacklevel=3)
+                      stacklevel=4 if self._host_nodes else 3)
         nodes = [n for p, r in self.parts for n in (r.graph.nodes if p.kind == partition.DEVICE else p.nodes)]
         return model.with_nodes(list({id(n): n for n in nodes}.values()))
+
+    def _refit(self, refused: UnsupportedModelError) -> bool:
+        """Where a node is refused only once the input shapes are known (a Resize to a size that is
+        no whole multiple, say) and fallback is on: the model split again with those nodes on the
+        host, for every shape from then on (True); False where nothing changes (the error stands)."""
+        named = set(refused.nodes) & {n.name for n in self.model_graph.nodes}
+        if not self.fallback or not named or named <= self._host_nodes:
+            return False
+        self._host_nodes = self._host_nodes | named
+        self.graph = self._split()
+        self._plans.clear()
+        self._stream_plans.clear()
+        return True
 
     def get_inputs(self) -> List[NodeArg]:
         return list(self.graph.inputs)
@@ -121,36 +137,40 @@ class InferenceSession:
         """The plan run() makes (and keeps) for inputs like these (arrays, or any objects with their
         shape and dtype): the graph after the plan-time passes, and its steps. A split model has a
         plan per device part: ask those parts' sessions (parts)."""
-        if self.parts is not None:
-            raise ValueError(f"this model runs in {len(self.parts)} parts, each device part with plans "
-                             "of its own: ask the sessions in parts")
-        feeds = self._checked_feeds(input_feed)
-        key = plan_key(feeds)
-        with self._lock:
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._plans[key] = self._plan(feeds)
-                while len(self._plans) > PLANS_KEPT:
-                    self._plans.popitem(last=False)
-            return plan
+        if self.parts is None:
+            feeds = self._checked_feeds(input_feed)
+            with self._lock:
+                try:
+                    return self._planned(feeds, {})
+                except UnsupportedModelError as e:
+                    if not self._refit(e):
+                        raise
+        raise ValueError(f"this model runs in {len(self.parts)} parts, each device part with plans "
+                         "of its own: ask the sessions in parts")
 
     def placement(self, input_feed: dict) -> Dict[str, str]:
         """{node name: "device", "host" or "view"} for each node of the plan for inputs like these, in
         the order they run (fused nodes by their own names). A split model is run once on zeros of
         these shapes to learn its device parts' shapes; its host parts' nodes are "host"."""
-        if self.parts is not None:
-            seen = self.part_inputs(input_feed)
-            out: Dict[str, str] = {}
-            for i, (p, runner) in enumerate(self.parts):
-                if p.kind == partition.DEVICE:
-                    out.update(runner.placement(seen[i]))
-                else:
-                    out.update({n.name: "host" for n in p.nodes if n.name not in out})
-            return out
-        out = {}
-        for kind, what in self.plan(input_feed).steps:
-            for n, low in (what.calls if kind == "device" else [what]):
-                out[n.name] = "view" if low.kind == "view" else kind
+        if self.parts is None:
+            try:
+                steps = self.plan(input_feed).steps
+            except ValueError:
+                if self.parts is None:            # refused, not split: the error stands
+                    raise
+            else:
+                out = {}
+                for kind, what in steps:
+                    for n, low in (what.calls if kind == "device" else [what]):
+                        out[n.name] = "view" if low.kind == "view" else kind
+                return out
+        seen = self.part_inputs(input_feed)
+        out: Dict[str, str] = {}
+        for i, (p, runner) in enumerate(self.parts):
+            if p.kind == partition.DEVICE:
+                out.update(runner.placement(seen[i]))
+            else:
+                out.update({n.name: "host" for n in p.nodes if n.name not in out})
         return out
 
     def part_inputs(self, input_feed: dict) -> Dict[int, dict]:
@@ -160,9 +180,19 @@ class InferenceSession:
             raise ValueError("this model is not split: it runs whole on the device")
         feeds = {k: np.zeros(v.shape, v.dtype) for k, v in self._checked_feeds(input_feed).items()}
         seen: Dict[int, dict] = {}
-        with self._lock:
-            self._run_parts(None, feeds, {}, seen)
+        self._refitting(lambda: self._run_parts(None, feeds, {}, seen))
         return seen
+
+    def _refitting(self, call):
+        """call() under the session's lock (one run at a time: a plan's device Buffers are shared),
+        again after the model is split anew where a node is refused once the shapes are known."""
+        with self._lock:
+            while True:
+                try:
+                    return call()
+                except UnsupportedModelError as e:
+                    if not self._refit(e):
+                        raise
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: dict,
             outputs: Optional[dict] = None) -> list:
@@ -184,19 +214,24 @@ class InferenceSession:
             if not isinstance(v, DeviceArray) or v.device is not self.device:
                 raise TypeError(f"output {nm!r} must be a dmlvk.DeviceArray on {self.device.name}")
         feeds = self._checked_feeds(input_feed)
-        if self.parts is not None:
-            with self._lock:
+
+        def call():
+            if self.parts is not None:
                 return self._run_parts(names, feeds, outputs)
+            values = self._planned(feeds, outputs).run(feeds)
+            return [values[n] for n in names]
+        return self._refitting(call)
+
+    def _planned(self, feeds: dict, outputs: dict) -> Plan:
+        """The kept plan for these feeds and bound outputs, made where there is none."""
         key = plan_key(feeds, outputs)
-        with self._lock:          # one run at a time: a plan's device Buffers are shared
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._plans[key] = self._plan(feeds, outputs)
-                while len(self._plans) > PLANS_KEPT:
-                    self._plans.popitem(last=False)
-            self._plans.move_to_end(key)
-            values = plan.run(feeds)
-        return [values[n] for n in names]
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._plan(feeds, outputs)
+            while len(self._plans) > PLANS_KEPT:
+                self._plans.popitem(last=False)
+        self._plans.move_to_end(key)
+        return plan
 
     def _run_parts(self, names: Optional[list], feeds: dict, outputs: dict, seen: Optional[dict] = None) -> list:
         """run() of a split model: each part in turn on what earlier parts gave (the device parts'
@@ -270,8 +305,9 @@ class InferenceSession:
         pending: "deque[tuple]" = deque()      # (plan in flight or None, its outputs when done)
         mine: Dict[tuple, list] = {}            # the plans this stream holds, per input signature
         count = 0
+        frames = iter(input_feeds)
         try:
-            for input_feed in input_feeds:
+            for input_feed in frames:
                 feeds = self._checked_feeds(input_feed)
                 key = plan_key(feeds)
                 plans = mine.get(key)
@@ -279,7 +315,17 @@ class InferenceSession:
                     with self._lock:        # another stream of this signature makes its own
                         plans = self._stream_plans.pop(key, None)
                     if plans is None or len(plans) != depth:
-                        plans = [self._plan(feeds) for _ in range(depth)]
+                        try:
+                            plans = [self._plan(feeds) for _ in range(depth)]
+                        except UnsupportedModelError as e:
+                            with self._lock:
+                                if not self._refit(e):        # refused once the shapes are known
+                                    raise
+                            while pending:                    # split: the rest of the stream in parts
+                                yield _finished(pending.popleft(), names)
+                            mine.clear()
+                            yield from self._stream_parts(names, itertools.chain([input_feed], frames), depth)
+                            return
                     mine[key] = plans
                 plan = plans[count % depth]
                 count += 1
