@@ -295,13 +295,22 @@ def test_squeeze_of_an_axis_that_is_not_one_is_refused(device):
 # ---- every reader counted, every channel checked, every axis form --------------------------------
 
 def same_as_onnxruntime(device, model, feeds):
-    """dmlvk's outputs (the model split where it must be) equal onnxruntime's, every element."""
+    """dmlvk's outputs (the model split where it must be) equal onnxruntime's, every element; where
+    onnxruntime's optimized session fails on the model (its optimizer's defect in some versions: a
+    QDQ group with a per-axis output fused into a QLinear op that refuses it), its unoptimized
+    session's, which dmlvk's host part then runs."""
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")             # a refused group runs on the host: said at load
         session = InferenceSession(model, device=device)
-    for got, want in zip(session.run(None, feeds), run_ort(model, feeds)):
-        assert got.dtype == want.dtype and np.array_equal(got, want)
+        got = session.run(None, feeds)
+    try:
+        wanted = run_ort(model, feeds)
+    except ort.capi.onnxruntime_pybind11_state.Fail:
+        wanted = run_ort_unoptimized(model, feeds)
+        assert any(getattr(r, "unoptimized", False) for _, r in session.parts or ())
+    for g, want in zip(got, wanted):
+        assert g.dtype == want.dtype and np.array_equal(g, want)
     return session
 
 

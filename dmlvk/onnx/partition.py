@@ -15,6 +15,7 @@ level and one side. Tensors cross only at parts' edges, in the dtype the graph h
 from __future__ import annotations
 
 import importlib
+import warnings
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -243,11 +244,15 @@ def onnxruntime(parts: List[Part]):
 
 class HostPart:
     """A host part run by onnxruntime (CPU provider, its default optimizations): the session made
-    once, at the first run, for the dtypes its inputs have then (again if they change)."""
+    once, at the first run, for the dtypes its inputs have then (again if they change). Where
+    onnxruntime's optimizer fails on the part (some versions fuse a QDQ group with a per-axis output
+    into a QLinear op that then refuses its scale), the part runs unoptimized, each node by its own
+    kernel (the model's meaning), with a warning; unoptimized says so."""
 
     def __init__(self, graph: Graph, part: Part, types: Dict[str, tuple]):
         self.graph, self.part, self.types = graph, part, types
         self._sessions: Dict[tuple, object] = {}
+        self.unoptimized = False
 
     def run(self, values: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         feeds = {k: np.asarray(values[k]) for k in self.part.inputs}
@@ -256,8 +261,16 @@ class HostPart:
         if session is None:
             ort = onnxruntime([self.part])
             model = host_model(self.graph, self.part, {k: v.dtype for k, v in feeds.items()}, self.types)
-            session = self._sessions[key] = ort.InferenceSession(model.SerializeToString(),
-                                                                 providers=["CPUExecutionProvider"])
+            try:
+                session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            except Exception as e:          # onnxruntime's own error types: its optimizer's failure
+                options = ort.SessionOptions()
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+                self.unoptimized = True
+                warnings.warn(f"dmlvk runs {describe([self.part])} on the host with ONNX Runtime unoptimized: its "
+                              f"optimized session failed ({str(e).splitlines()[0][:200]})", stacklevel=2)
+            self._sessions[key] = session
         return dict(zip(self.part.outputs, session.run(list(self.part.outputs), feeds)))
 
 
