@@ -229,6 +229,8 @@ def dequantized_shuffle(scale_count=1, second_reader=False):
 def test_dequantization_moves_past_layout_ops_only_per_tensor_and_alone(device, model, moved):
     ops = fused(model)
     assert ops[:2] == (["DepthToSpace", "DequantizeLinear"] if moved else ["DequantizeLinear", "DepthToSpace"])
+    swapped = rewrite.commute(load(model), LAYOUT_OPS)
+    assert [len(n.outputs) for n in swapped.nodes] == [1] * len(swapped.nodes)      # each keeps its one output
     x = np.random.default_rng(1).integers(0, 256, (1, 8, 3, 5), dtype=U8)
     for got, want in zip(InferenceSession(model, device=device).run(None, {"x": x}), run_ort(model, {"x": x})):
         assert np.array_equal(got, want)
@@ -371,7 +373,8 @@ def test_quantization_stays_before_a_layout_op_whose_output_is_read_again(device
 
 def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
     """q (uint8) -> DequantizeLinear -> f -> Clip(lo, hi) -> y; how: f also a graph output ("output"),
-    read by a Neg too ("reader"), or the upper bound a graph input ("input bound")."""
+    read by a Neg too ("reader"), the upper bound a graph input ("input bound"), or a Neg between the
+    DequantizeLinear and the Clip ("after another op")."""
     consts = {"s": np.float32(0.01), "zp": np.array(20, U8), "lo": np.float32(bounds[0]), "hi": np.float32(bounds[1])}
     inputs = [("q", U8, [1, 2, 3, 4])]
     if how == "input bound":
@@ -379,6 +382,8 @@ def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
         inputs.append(("hi", np.float32, []))
     nodes = [helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["f"]),
              helper.make_node("Clip", ["f", "lo", "hi"], ["y"], name="clip")]
+    if how == "after another op":
+        nodes[0:1] = [helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"]), helper.make_node("Neg", ["d"], ["f"])]
     outputs = [("y", np.float32)]
     if how == "output":
         outputs.append(("f", np.float32))
@@ -388,7 +393,7 @@ def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
     return model_of(nodes, inputs, outputs, consts)
 
 
-@pytest.mark.parametrize("how", [None, "output", "reader", "input bound"])
+@pytest.mark.parametrize("how", [None, "output", "reader", "input bound", "after another op"])
 def test_a_clip_joins_the_last_dequantize_only_when_nothing_else_reads_between(device, how):
     model = dequantize_then_clip(how)
     ops = [n.op for n in rewrite.fuse_dequantize_clip(load(model)).nodes]
