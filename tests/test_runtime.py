@@ -675,3 +675,80 @@ def test_host_specialization_folds_the_constants():
     for a, b in zip(*results):
         assert np.array_equal(a, b)
     assert np.array_equal(results[1][0], dmlvk.reference.depth_to_space(x, 3, "DCR"))
+
+
+def test_the_c_librarys_statuses_become_their_exceptions(device, monkeypatch):
+    """The C interface's statuses: 0 nothing, its out-of-memory status MemoryError (never a plain
+    RuntimeError), any other RuntimeError; an allocation's MemoryError, or a RuntimeError naming
+    Vulkan's out-of-memory result, surfaces as dmlvk.OutOfDeviceMemory, the heaps' reservation given
+    back; another RuntimeError stays itself."""
+    from dmlvk.runtime import kompute
+    kompute.load()
+    kompute._check(0)
+    with pytest.raises(MemoryError) as e:
+        kompute._check(kompute._NO_MEMORY)
+    assert not isinstance(e.value, RuntimeError)
+    with pytest.raises(RuntimeError):
+        kompute._check(kompute._NO_MEMORY + 1)
+    dev = dmlvk.Device(device.index)
+    before = dict(dev.heaps.used)
+    for raised, want in [(MemoryError("no memory"), dmlvk.OutOfDeviceMemory),
+                         (RuntimeError("vk::Device::allocateMemory: ErrorOutOfDeviceMemory"), dmlvk.OutOfDeviceMemory),
+                         (RuntimeError("something else"), RuntimeError)]:
+        def failing(*args, **kwargs):
+            raise raised
+        monkeypatch.setattr(dev.manager, "tensor", failing)
+        with pytest.raises(want) as e:
+            dev.buffer(4096)
+        assert isinstance(e.value, MemoryError) == (want is not RuntimeError)
+        assert dict(dev.heaps.used) == before
+
+
+def test_a_native_library_of_another_interface_is_refused(monkeypatch):
+    """A libdmlvk_kompute.so whose interface version is not this dmlvk's (newer or older) is refused by
+    name before any call, not used."""
+    import ctypes
+    from dmlvk.runtime import kompute
+
+    class Function:
+        def __init__(self, value):
+            self.value = value
+
+        def __call__(self, *args):
+            return self.value
+
+    class Library:
+        def __init__(self, version):
+            self.version = version
+
+        def __getattr__(self, name):
+            fn = Function(self.version if name == "dmlvk_kp_abi_version" else 0)
+            setattr(self, name, fn)
+            return fn
+    for version in (kompute.ABI_VERSION + 1, kompute.ABI_VERSION - 1):
+        monkeypatch.setattr(kompute, "_lib", None)
+        monkeypatch.setattr(ctypes, "CDLL", lambda path, *a, _v=version, **k: Library(_v))
+        with pytest.raises(dmlvk.UnsupportedError, match=f"has interface {version}, this dmlvk expects {kompute.ABI_VERSION}"):
+            kompute.load()
+        assert kompute._lib is None
+
+
+def test_host_specialization_only_where_the_driver_runs_dead_branches(device, monkeypatch):
+    """SwiftShader's driver runs the branches a kernel's constants rule out: dmlvk folds them first
+    there; lavapipe and GPU drivers fold them themselves (folding for lavapipe made its pipelines
+    about 4x slower to create): not there, unless DMLVK_HOST_SPECIALIZATION=1."""
+    import dataclasses
+    from dmlvk.runtime.capabilities import runs_dead_branches
+    from dmlvk.runtime.compiler import can_specialize
+    assert runs_dead_branches(dataclasses.replace(device.info, driver_name="SwiftShader driver"))
+    for other in ("llvmpipe", "NVIDIA", "radv", "Intel open-source Mesa driver"):
+        assert not runs_dead_branches(dataclasses.replace(device.info, driver_name=other))
+    monkeypatch.delenv("DMLVK_HOST_SPECIALIZATION", raising=False)
+    dev = dmlvk.Device(device.index)
+    assert dev.host_specialization == (device.info.driver_name == "SwiftShader driver" and can_specialize())
+    if device.info.driver_name == "llvmpipe":
+        assert not dev.host_specialization
+    monkeypatch.setenv("DMLVK_HOST_SPECIALIZATION", "1")
+    assert dmlvk.Device(device.index).host_specialization == can_specialize()
+    monkeypatch.setenv("DMLVK_HOST_SPECIALIZATION", "0")
+    assert not dmlvk.Device(device.index).host_specialization
