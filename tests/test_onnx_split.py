@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from dmlvk import arrays
 from dmlvk.onnx import InferenceSession, UnsupportedModelError
@@ -79,10 +79,11 @@ def test_an_op_in_the_middle_crosses_in_eight_bits(device):
     assert session.crossing_bytes == 2 * x.shape[0] * 8 * x.shape[2] * x.shape[3]
 
 
-def if_model():
+def if_model(nested=False):
     """A quantized convolution network whose float output an If node negates or not by a boolean
     input (the branches read the outer tensor), beside an Erf of the float input: two inputs, three
-    outputs, the input x read on both sides."""
+    outputs, the input x read on both sides. nested: the else branch an If of its own, whose
+    branches read the network's output and a constant that nothing else reads."""
     model = models.quantize(models.quicksrnet(2, 8, 2),
                             models.calibration_frames(), quant_format="QDQ")
     g = model.graph
@@ -91,6 +92,16 @@ def if_model():
                              [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
     other = helper.make_graph([helper.make_node("Neg", [out.name], ["e"])], "else", [],
                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    if nested:
+        inner = [helper.make_graph([helper.make_node(op, [out.name, "k"], [f"i{j}"])], f"inner{j}", [],
+                                   [helper.make_tensor_value_info(f"i{j}", TensorProto.FLOAT, None)])
+                 for j, op in enumerate(("Mul", "Sub"))]
+        other = helper.make_graph([helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+                                   helper.make_node("Greater", ["m", "half"], ["c"]),
+                                   helper.make_node("If", ["c"], ["e"], then_branch=inner[0], else_branch=inner[1])],
+                                  "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+        g.initializer.extend([numpy_helper.from_array(np.float32(0.5), "half"),
+                              numpy_helper.from_array(np.float32(3.0), "k")])      # read in the inner If alone
     g.node.extend([helper.make_node("If", ["flag"], ["z"], then_branch=then, else_branch=other, name="if"),
                    helper.make_node("Erf", ["x"], ["w"], name="erf")])
     g.input.append(helper.make_tensor_value_info("flag", TensorProto.BOOL, []))
@@ -99,9 +110,10 @@ def if_model():
     return model
 
 
+@pytest.mark.parametrize("nested", [False, True], ids=["if", "if-in-if"])
 @pytest.mark.parametrize("flag", [True, False])
-def test_control_flow_runs_on_the_host_with_the_tensors_its_branches_read(device, flag):
-    model = if_model()
+def test_control_flow_runs_on_the_host_with_the_tensors_its_branches_read(device, flag, nested):
+    model = if_model(nested)
     x = frames()
     feeds = {"x": x, "flag": np.array(flag)}
     want = run_ort(model.SerializeToString(), feeds)
