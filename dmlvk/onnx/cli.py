@@ -1,5 +1,5 @@
-"""dmlvk run: an ONNX model over .npy files or a folder of frames (images or .npy), outputs written
-as .npy files or images."""
+"""dmlvk run: an ONNX model over .npy files, a folder of frames (images or .npy), outputs written as
+.npy files or images, or a video file into a video file (video.py)."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..runtime.device import Device
+from . import video
 from .graph import NUMPY_TYPES
 from .session import InferenceSession
 
@@ -25,6 +26,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="dmlvk run", description="Run an ONNX model with dmlvk's operators "
                                  "and write each output as OUT_DIR/NAME.npy.")
     ap.add_argument("model", help="the .onnx file")
+    ap.add_argument("video", nargs="?", help="a video file to run the model over, frame by frame (an image "
+                    "model: one channel takes the luma, three RGB); with -o OUTPUT, the audio copied (PyAV)")
+    ap.add_argument("-o", "--output", help="the video file written (with VIDEO)")
+    ap.add_argument("--codec", default=None, help="the output video's encoder (default: libx264, else mpeg4)")
+    ap.add_argument("--pix-fmt", default=None, help="the output video's pixel format (default: yuv420p)")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                     help="an input (repeat per input); for a one-input model NAME=FOLDER runs each .npy or "
                          "image file in the folder, frames pipelined, and writes OUT_DIR/FILE.npy (an image "
@@ -35,6 +41,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = ap.parse_args(argv)
     if a.batch_size < 1:
         ap.error("--batch-size must be at least 1")
+    if a.video is not None or a.output is not None:
+        if a.video is None or a.output is None or a.input:
+            ap.error("a video job takes MODEL VIDEO -o OUTPUT (and no --input)")
+        return _run_video(a)
     feeds, folder = {}, None
     for item in a.input:
         name, sep, path = item.partition("=")
@@ -71,6 +81,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         path = os.path.join(a.out_dir, f"{name.replace('/', '_')}.npy")
         np.save(path, np.concatenate(parts))
         print(path)
+    return 0
+
+
+def _run_video(a) -> int:
+    """dmlvk run MODEL VIDEO -o OUTPUT (video.run_video); a clear message and status 2 for a file, a
+    model or a frame size it cannot take."""
+    if not os.path.isfile(a.video):
+        print(f"dmlvk run: no such video file: {a.video}", file=sys.stderr)
+        return 2
+    try:
+        session = InferenceSession(a.model, device=Device(a.device) if a.device is not None else None)
+        done = video.run_video(session, a.video, a.output, a.batch_size, a.codec, a.pix_fmt)
+    except video.VideoError as e:
+        print(f"dmlvk run: {e}", file=sys.stderr)
+        return 2
+    print(f"{a.output}: {done['frames']} frames of {done['size'][0]}x{done['size'][1]} in {done['seconds']:.1f} s "
+          f"({done['frames'] / max(done['seconds'], 1e-9):.1f} frames/s)", file=sys.stderr)
     return 0
 
 
