@@ -264,3 +264,26 @@ def test_a_host_part_runs_unoptimized_where_onnxruntimes_optimizer_fails(device,
         got = session.run(None, {"x": x})
     np.testing.assert_array_equal(got[0], want[0])
     assert session.parts[1][1].unoptimized
+
+
+def test_a_weight_made_by_an_op_dmlvk_lacks_sends_its_reader_to_the_host(device):
+    """The second convolution's int8 weight made from an int32 constant by a Cast (an op dmlvk has no
+    kernel for, on constants alone): the convolution that reads it through its DequantizeLinear goes
+    to the host with its Q/DQ group, and the model equals onnxruntime (which folds the Cast)."""
+    from onnx import numpy_helper as nh
+    model = onnx.load_from_string(quantized("middle"))
+    g = model.graph
+    dq = next(n for n in g.node if n.op_type == "DequantizeLinear" and n.input[0].startswith("conv2.w"))
+    init = next(i for i in g.initializer if i.name == dq.input[0])
+    w = nh.to_array(init)
+    g.initializer.remove(init)
+    g.initializer.append(nh.from_array(w.astype(np.int32), "w32"))
+    g.node.insert(0, helper.make_node("Cast", ["w32"], [dq.input[0]], to=TensorProto.INT8, name="cast"))
+    x = frames()
+    want = run_ort(model.SerializeToString(), {"x": x})
+    with pytest.raises(UnsupportedModelError, match="cast: Cast"):
+        InferenceSession(model, device=device, fallback=False)
+    session = split_session(model, device)
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], want[0])
+    places = session.placement({"x": x})
+    assert places["conv2"] == "host" and places["conv1"] == "device", places

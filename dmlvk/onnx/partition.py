@@ -196,15 +196,29 @@ def partition(graph: Graph, prepare, types: Dict[str, tuple], host: Iterable[str
                 prepare(part_graph(graph, p, types))
             except UnsupportedModelError as e:
                 named = set(e.nodes)
-                readers = {n.name for n in p.nodes if n.name not in fixed
-                           if any(m.name in named and m.name in fixed and set(m.outputs) & set(reads(n)) for m in p.nodes)}
-                new = (named - fixed - host) | (readers - host)
+                new = (named - fixed - host) | (readers_through(p, named & fixed, fixed) - host)
                 if not new:
                     raise
                 refused |= new
         if not refused:
             return parts
         host |= refused
+
+
+def readers_through(part: Part, refused: Set[str], fixed: Set[str]) -> Set[str]:
+    """The names of the part's nodes, other than constant nodes, that read the outputs of the refused
+    constant nodes, directly or through other constant nodes (a weight's DequantizeLinear of a Cast
+    dmlvk has no kernel for: the convolution that reads it)."""
+    tainted = {k for n in part.nodes if n.name in refused for k in n.outputs}
+    out = set()
+    for n in part.nodes:                          # in the model's order: a constant node before its readers
+        if not tainted & set(reads(n)):
+            continue
+        if n.name in fixed:
+            tainted |= set(n.outputs)
+        else:
+            out.add(n.name)
+    return out
 
 
 def host_model(graph: Graph, part: Part, dtypes: Dict[str, np.dtype], types: Dict[str, tuple]):
