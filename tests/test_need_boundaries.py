@@ -16,6 +16,7 @@ from dmlvk.ops.quantized_conv import shared_memory
 from dmlvk.ops.variants import whole_subgroups
 from dmlvk.runtime import compiler
 from dmlvk.runtime.capabilities import CPU_KERNELS, SUBGROUP_SHUFFLE, Capabilities
+from dmlvk.runtime.vkinfo import CooperativeMatrixType
 from harness import padded
 
 U8, F32 = DataType.UINT8, DataType.FLOAT32
@@ -73,6 +74,7 @@ LOCALS = [(table, name, value) for table in (depth_space.TABLE, quantized_conv.T
 def test_a_tables_workgroup_size_is_clamped_just_below_it(table, name, value):
     """A device whose maxComputeWorkGroupInvocations is one below a table's workgroup size gets exactly
     that many; one at the size gets the size; a tuning above the limit is an error."""
+    assert table.selection(None)[name] == value                  # no device: the table's own
     assert table.selection(caps(max_workgroup_invocations=value - 1))[name] == value - 1
     assert table.selection(caps(max_workgroup_invocations=value))[name] == value
     assert table.selection(caps(max_workgroup_invocations=value + 1))[name] == value
@@ -117,6 +119,9 @@ def _run_everything(dev, rng, most):
     w = rng.integers(-60, 60, (24, 16, 3, 3), dtype=np.int8)
     args = (x, np.float32(0.02), np.uint8(7), w, rng.uniform(0.001, 0.01, 24).astype(np.float32), np.zeros(24, np.int8),
             rng.integers(-2000, 2000, 24).astype(np.int32), np.float32(0.3), np.uint8(100))
+    conv = dmlvk.QuantizedLinearConvolutionDesc.of(TensorDesc(U8, x.shape), TensorDesc(DataType.INT8, w.shape),
+                                                   start_padding=(1, 1), end_padding=(1, 1))
+    assert all(k.local_size <= most for k in conv.plan(dev.capabilities)[0])
     got = dmlvk.quantized_linear_convolution(*args, start_padding=(1, 1), end_padding=(1, 1), output_dtype=np.uint8, device=dev)
     assert np.array_equal(got, reference.quantized_linear_convolution(*args, np.uint8, start_padding=(1, 1), end_padding=(1, 1)))
     _run_new_ops(dev, rng)
@@ -126,6 +131,7 @@ def _run_new_ops(dev, rng):
     """The quantized add, JOIN, TILE, LEAKY_RELU on a device, against dmlvk.reference and numpy."""
     a, b = rng.integers(0, 256, (2, 3, 37), dtype=np.uint8)
     op = dev.create_operator(dmlvk.ElementWiseQuantizedLinearAddDesc.of(TensorDesc(U8, (3, 37)), TensorDesc(U8, (3, 37))))
+    assert all(k.local_size <= dev.capabilities.max_workgroup_invocations for k in op.kernels)
     out = np.zeros(112, np.uint8)
     op.execute([padded(v) for v in (a, np.float32(0.02), np.uint8(7), b, np.float32(0.03), np.uint8(200),
                                      np.float32(0.05), np.uint8(100))], [out])
@@ -139,7 +145,9 @@ def _run_new_ops(dev, rng):
             (dmlvk.ActivationLeakyReluDesc.of(TensorDesc(F32, x.shape), 0.1), [x],
              reference.parameterized_relu(x, np.float32(0.1)))]:
         y = np.zeros(desc.output_tensor.total_bytes, np.uint8)
-        dev.create_operator(desc).execute([padded(v) for v in inputs], [y])
+        op = dev.create_operator(desc)
+        assert all(k.local_size <= dev.capabilities.max_workgroup_invocations for k in op.kernels), type(desc).__name__
+        op.execute([padded(v) for v in inputs], [y])
         assert np.array_equal(y.view(np.float32).reshape(want.shape), want), type(desc).__name__
 
 
@@ -197,12 +205,14 @@ def need_bytes(kernel) -> int:
 
 SHARED_VARIANTS = [v.name for v in quantized_conv.TABLE if v.needs and quantized_conv.TABLE.owns(v.name)]
 CONV_SHAPES = [((1, 32, 9, 13), (32, 32, 3, 3), 1), ((1, 64, 10, 12), (64, 64, 3, 3), 1), ((1, 1, 12, 16), (64, 1, 5, 5), 1),
-               ((1, 16, 8, 12), (16, 1, 3, 3), 16), ((1, 32, 6, 9), (4, 32, 3, 3), 1), ((1, 8, 7, 9), (8, 8, 1, 1), 1)]
+               ((1, 16, 8, 12), (16, 1, 3, 3), 16), ((1, 32, 6, 9), (4, 32, 3, 3), 1), ((1, 8, 7, 9), (8, 8, 1, 1), 1),
+               ((1, 8, 12, 14), (16, 8, 7, 7), 1), ((1, 4, 10, 10), (32, 4, 2, 6), 1)]
 
 
 def _shared_kernels(capabilities):
     """(variant, description, kernel) for each variant with a shared-memory Need and each of
-    CONV_SHAPES it runs (forced; channels-last inputs for the variants that read them)."""
+    CONV_SHAPES it runs (forced; channels-last inputs for the variants that read them; packed and
+    channels-last outputs)."""
     out = []
     for name in SHARED_VARIANTS:
         for x, w, groups in CONV_SHAPES:
@@ -210,12 +220,25 @@ def _shared_kernels(capabilities):
             desc = dmlvk.QuantizedLinearConvolutionDesc.of(xd, TensorDesc(DataType.INT8, w), group_count=groups,
                                                            start_padding=(w[2] // 2, w[3] // 2),
                                                            end_padding=(w[2] // 2, w[3] // 2))
-            try:
-                kernels = desc.plan(capabilities, force=name)[0]
-            except ValueError:
-                continue
-            out += [(name, desc, k) for k in kernels if k.variant == name]
+            sizes = desc.output_tensor.sizes
+            for d in (desc, dataclasses.replace(desc, output_tensor=nhwc(*sizes))):
+                try:
+                    kernels = d.plan(capabilities, force=name)[0]
+                except ValueError:
+                    continue
+                out += [(name, d, k) for k in kernels if k.variant == name]
     return out
+
+
+def coopmat_record(device) -> list:
+    """The test device's record with cooperative matrices emulated, and a GPU's with real ones (int8 16 x
+    16 x 32 at subgroups of 32, as NVIDIA's): the kernels of both build here."""
+    t = CooperativeMatrixType(16, 16, 32, "int8", "int8", "int32", "int32", False, "subgroup")
+    gpu = Capabilities(features=frozenset({"cooperativeMatrix", "shaderInt8", SUBGROUP_SHUFFLE, "shaderIntegerDotProduct",
+                                           "storageBuffer8BitAccess"}),
+                       subgroup_size=32, min_subgroup_size=32, max_subgroup_size=32, cooperative_matrix_types=(t,),
+                       device_type="DISCRETE_GPU", max_workgroup_invocations=1024, max_shared_memory=49152)
+    return [device.capabilities.with_emulated_cooperative_matrix(), gpu]
 
 
 @pytest.mark.skipif(not compiler.can_specialize(), reason="spirv-opt absent: the SPIR-V's arrays stay unsized")
@@ -224,10 +247,11 @@ def test_shared_memory_formulas_are_the_bytes_the_shaders_declare(device):
     builds here): its formula's bytes equal the bytes of the Workgroup variables its SPIR-V declares,
     their sizes folded from its specialization constants (nothing removed: a driver may count a
     variable the kernel's constants leave unused)."""
-    c = device.capabilities.with_emulated_cooperative_matrix()
-    found = _shared_kernels(c)
-    assert {name for name, _, _ in found} == set(SHARED_VARIANTS) - {"conv.coopmat.halo"} or \
-        {name for name, _, _ in found} == set(SHARED_VARIANTS)
+    found = [f for c in coopmat_record(device) for f in _shared_kernels(c)]
+    assert {name for name, _, _ in found} == set(SHARED_VARIANTS)
+    emulated = {("COOPMAT_EMULATED", 1) in k.defines for _, _, k in found if k.shader.startswith("qlinear_conv_coopmat")}
+    assert emulated == {True, False}                                          # real and emulated matrices
+    assert any(quantized_conv.TABLE[k.variant].constants(k).get("BLOCKS", 1) > 1 for _, _, k in found)
     for name, desc, k in found:
         spirv = compiler.specialize(compiler.compile_shader(k.shader, k.defines), (k.local_size,) + k.spec,
                                     fold_only=True)
@@ -282,3 +306,22 @@ def test_convolutions_run_exactly_a_byte_below_their_shared_memory(device, rng):
             got = dmlvk.quantized_linear_convolution(*args, **kw, output_dtype=np.uint8, device=dev)
             assert np.array_equal(got, want), (x_shape, w_shape, limit)
     assert len(set(tried)) >= 2, tried
+
+
+def test_push_constants_at_their_byte_boundary(device):
+    """A kernel's push constants (its block and the dispatcher's two words) within maxPushConstantsSize:
+    usable at exactly their bytes, not a word below, the limit named."""
+    desc = dmlvk.QuantizedLinearConvolutionDesc.of(TensorDesc(U8, (1, 8, 6, 6)), TensorDesc(DataType.INT8, (8, 8, 3, 3)))
+    for k in desc.plan(device.capabilities)[0]:
+        n = 4 * (len(k.push) + 2)
+        table = quantized_conv.TABLE
+        assert table.selection(dataclasses.replace(device.capabilities, max_push_constants=n)).unmet(k) is None
+        why = table.selection(dataclasses.replace(device.capabilities, max_push_constants=n - 4)).unmet(k)
+        assert why == f"{n} bytes of push constants (the device's maxPushConstantsSize is {n - 4})"
+
+
+def test_the_cpu_rules_hold_on_cpu_devices_alone():
+    """Selection.on_cpu: a CPU device's record (lavapipe, SwiftShader) only; a GPU's, or none, not."""
+    for kind, cpu in (("CPU", True), ("DISCRETE_GPU", False), ("INTEGRATED_GPU", False)):
+        assert quantized_conv.TABLE.selection(caps(device_type=kind)).on_cpu == cpu
+    assert not quantized_conv.TABLE.selection(None).on_cpu
