@@ -8,7 +8,8 @@
 #      packaging, documentation and benchmark-harness modules, whose outcome is the same everywhere;
 #      nor DirectML's, which ran in the lavapipe leg, DirectML itself on its own lavapipe);
 #   3. lavapipe with 128-bit vectors (LP_NATIVE_VECTOR_WIDTH=128: subgroups of 4): the tests that
-#      force and check every kernel variant (the subgroup-size matrix; 16 needs AVX-512, below).
+#      force and check every kernel variant and each device-limit guard at its boundary (the
+#      subgroup-size matrix; 16 needs AVX-512, below).
 # First the release files (ci/wheels.sh: the sdist, the x86_64 and aarch64 wheels) into dist/, once:
 # tests/test_package.py installs and runs them (the aarch64 one under qemu, in the lavapipe leg).
 # Each leg runs in one test process per CPU core (pytest-xdist; DMLVK_TEST_WORKERS to choose, 0 for
@@ -41,7 +42,7 @@ lvp=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 swiftshader=$(bash "$root/ci/swiftshader.sh")
 legs=${DMLVK_TEST_DEVICES:-lavapipe,swiftshader,lavapipe128,lavapipe512}
 # the tests that force every variant and check each path's kernels (the subgroup-size legs)
-variant_tests=(tests/test_forced_variants.py tests/test_qconv_paths.py tests/test_depth_space.py)
+variant_tests=(tests/test_forced_variants.py tests/test_qconv_paths.py tests/test_depth_space.py tests/test_need_boundaries.py)
 status=0
 run() {   # run NAME ICD [env...] -- pytest arguments
   local name=$1 icd=$2; shift 2
