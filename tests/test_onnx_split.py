@@ -287,3 +287,16 @@ def test_a_weight_made_by_an_op_dmlvk_lacks_sends_its_reader_to_the_host(device)
     np.testing.assert_array_equal(session.run(None, {"x": x})[0], want[0])
     places = session.placement({"x": x})
     assert places["conv2"] == "host" and places["conv1"] == "device", places
+
+
+def test_a_graph_output_made_from_constants_alone(device):
+    """A weight's dequantized values as a graph output too (a node that reads constants alone): given
+    by its part, equal to onnxruntime's, the model's other output too."""
+    model = onnx.load_from_string(quantized("end"))
+    dq = next(n for n in model.graph.node if n.op_type == "DequantizeLinear" and n.input[0].startswith("conv1.w"))
+    model.graph.output.append(helper.make_tensor_value_info(dq.output[0], TensorProto.FLOAT, None))
+    x = frames()
+    want = run_ort(model.SerializeToString(), {"x": x})
+    got = split_session(model, device).run(None, {"x": x})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)

@@ -93,13 +93,13 @@ def host_side(graph: Graph, host: Set[str]) -> Set[str]:
 
 
 def constant_nodes(graph: Graph) -> Set[str]:
-    """The nodes that read constants only (directly, or through other such nodes): a weight's
-    DequantizeLinear, say. They belong to no part; each part that reads one has a copy, so that a
-    device part fuses a quantized node with its weights as constants, and a host part's ONNX Runtime
-    does too."""
+    """The nodes that read constants only (directly, or through other such nodes) and give no graph
+    output: a weight's DequantizeLinear, say. They belong to no part; each part that reads one has a
+    copy, so that a device part fuses a quantized node with its weights as constants, and a host
+    part's ONNX Runtime does too. (One that gives a graph output is a node of a part like any other.)"""
     known, out = set(graph.consts), set()
     for n in graph.nodes:
-        if not n.domain and all(k in known for k in reads(n)):
+        if not n.domain and all(k in known for k in reads(n)) and not set(n.outputs) & graph.output_names:
             out.add(n.name)
             known |= set(n.outputs)
     return out
