@@ -371,6 +371,15 @@ def test_quantization_stays_before_a_layout_op_whose_output_is_read_again(device
     same_as_onnxruntime(device, model, {"x": x})
 
 
+def read_again(how, name, nodes, outputs):
+    """The tensor `name` also a graph output (how "output") or read by a Neg too ("reader")."""
+    if how == "output":
+        outputs.append((name, np.float32))
+    if how == "reader":
+        nodes.append(helper.make_node("Neg", [name], ["z"]))
+        outputs.append(("z", np.float32))
+
+
 def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
     """q (uint8) -> DequantizeLinear -> f -> Clip(lo, hi) -> y; how: f also a graph output ("output"),
     read by a Neg too ("reader"), the upper bound a graph input ("input bound"), or a Neg between the
@@ -385,11 +394,7 @@ def dequantize_then_clip(how=None, bounds=(0.0, 1.0)):
     if how == "after another op":
         nodes[0:1] = [helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["d"]), helper.make_node("Neg", ["d"], ["f"])]
     outputs = [("y", np.float32)]
-    if how == "output":
-        outputs.append(("f", np.float32))
-    if how == "reader":
-        nodes.append(helper.make_node("Neg", ["f"], ["z"]))
-        outputs.append(("z", np.float32))
+    read_again(how, "f", nodes, outputs)
     return model_of(nodes, inputs, outputs, consts)
 
 
@@ -420,11 +425,7 @@ def qdq_binary(op="Add", how=None, b_type=U8, out_axis=False):
              helper.make_node("QuantizeLinear", ["a", "so", "zpo"], ["aq"], **({"axis": 1} if out_axis else {})),
              helper.make_node("DequantizeLinear", ["aq", "so", "zpo"], ["y"], **({"axis": 1} if out_axis else {}))]
     outputs = [("y", np.float32)]
-    if how == "output":
-        outputs.append(("a", np.float32))
-    if how == "reader":
-        nodes.append(helper.make_node("Neg", ["a"], ["z"]))
-        outputs.append(("z", np.float32))
+    read_again(how, "a", nodes, outputs)
     return model_of(nodes, [("x", np.float32, [1, 2, 3, 4]), ("w", np.float32, [1, 2, 3, 4])], outputs, consts)
 
 

@@ -104,7 +104,7 @@ def test_an_rgb_model_takes_and_gives_rgb(device, tmp_path):
     session = InferenceSession(str(model), device=device)
     for rgb, got in zip(decoded(src, "rgb24"), decoded(dst, "rgb24")):
         y, = session.run(None, {"x": rgb.transpose(2, 0, 1)[None].astype(np.float32) / np.float32(255)})
-        assert np.array_equal(got, video._Pixels.bytes_of(y[0]).transpose(1, 2, 0))
+        assert np.array_equal(got, video.to_pixels(y[0]).transpose(1, 2, 0))
 
 
 def test_bad_inputs_are_refused_by_name(device, tmp_path, luma_model, capsys):

@@ -132,16 +132,13 @@ def _run_folder(session: InferenceSession, name: str, folder: str, out_dir: str)
         with Image.open(path) as im:
             a = np.asarray(im.convert("L" if channels == 1 else "RGB"))
         a = a[None, None] if a.ndim == 2 else a.transpose(2, 0, 1)[None]
-        return (a.astype(np.float32) / 255).astype(dtype) if np.dtype(dtype).kind == "f" else a.astype(dtype)
+        return video.from_pixels(a, dtype)
 
     def save(f: str, o: str, y: np.ndarray) -> None:
         stem, ext = os.path.splitext(f)
         stem = stem if len(outputs) == 1 else f"{stem}-{o.replace('/', '_')}"
         if ext.lower() in _IMAGES and y.ndim == 4 and y.shape[0] == 1 and y.shape[1] in (1, 3):
-            px = y[0].transpose(1, 2, 0)
-            if px.dtype.kind == "f":
-                px = np.rint(np.clip(np.nan_to_num(px), 0, 1) * 255)
-            px = px.astype(np.uint8)
+            px = video.to_pixels(y[0].transpose(1, 2, 0))
             Image.fromarray(px[..., 0] if px.shape[2] == 1 else px).save(os.path.join(out_dir, stem + ext))
         else:
             np.save(os.path.join(out_dir, stem + ".npy"), y)

@@ -53,8 +53,22 @@ def image_model(session) -> tuple:
 
 
 def _fits(shape: list, h: int, w: int) -> bool:
-    fixed = [d for d in shape[2:4]]
-    return all(not isinstance(d, int) or d <= 0 or d == v for d, v in zip(fixed, (h, w)))
+    return all(not isinstance(d, int) or d <= 0 or d == v for d, v in zip(shape[2:4], (h, w)))
+
+
+def from_pixels(px: np.ndarray, dtype) -> np.ndarray:
+    """8-bit pixels as a model's input of this dtype: float ones pixels / 255, others the pixels."""
+    if np.dtype(dtype).kind == "f":
+        return (px.astype(np.float32) / np.float32(255)).astype(dtype)
+    return px.astype(dtype)
+
+
+def to_pixels(y: np.ndarray) -> np.ndarray:
+    """A model's output as 8-bit pixels: float ones clipped to [0, 1] (NaN as 0), times 255, rounded
+    half to even."""
+    if y.dtype.kind == "f":
+        y = np.rint(np.clip(np.nan_to_num(y), 0, 1) * np.float32(255))
+    return y.astype(np.uint8)
 
 
 class _Pixels:
@@ -69,18 +83,11 @@ class _Pixels:
             px = yuv[:frame.height][None, None]
         else:
             px = frame.to_ndarray(format="rgb24").transpose(2, 0, 1)[None]
-        return px.astype(np.uint8) if self.dtype == np.uint8 else (px.astype(np.float32) / np.float32(255))
-
-    @staticmethod
-    def bytes_of(y: np.ndarray) -> np.ndarray:
-        """One output image (C, H, W) as 8-bit pixels."""
-        if y.dtype.kind == "f":
-            y = np.rint(np.clip(np.nan_to_num(y), 0, 1) * np.float32(255))
-        return y.astype(np.uint8)
+        return from_pixels(px, self.dtype)
 
     def output(self, y: np.ndarray, source):
         """The output frame of one output image (C, H, W) and its source frame."""
-        px = self.bytes_of(y)
+        px = to_pixels(y)
         h, w = px.shape[1:]
         if self.channels == 1:
             chroma = source.reformat(width=w, height=h, format="yuv420p").to_ndarray()[h:]
