@@ -16,6 +16,7 @@ from dmlvk.ops.quantized_conv import shared_memory
 from dmlvk.ops.variants import whole_subgroups
 from dmlvk.runtime import compiler
 from dmlvk.runtime.capabilities import CPU_KERNELS, SUBGROUP_SHUFFLE, Capabilities
+from dmlvk.runtime.kernel import VariantChoice
 from dmlvk.runtime.vkinfo import CooperativeMatrixType
 from harness import padded
 
@@ -80,6 +81,25 @@ def test_a_tables_workgroup_size_is_clamped_just_below_it(table, name, value):
     assert table.selection(caps(max_workgroup_invocations=value + 1))[name] == value
     with pytest.raises(ValueError, match=f"{name}={value}.*maxComputeWorkGroupInvocations {value - 1}"):
         table.selection(caps(max_workgroup_invocations=value - 1), tuning={name: value})
+
+
+def test_a_device_wide_choice_keeps_the_numbers_it_names_for_each_table():
+    """A device-wide or environment choice (not strict) may name other operators' numbers and variants:
+    those are ignored, this table's are kept (a tuning, a variant left out, a workgroup size within
+    the limit); a strict choice with the same names is an error."""
+    c = caps(max_workgroup_invocations=1024)
+    for table, name, value in LOCALS:
+        other = next(n for t, n, _ in LOCALS if t is not table)
+        left_out = next(v.name for v in table if table.owns(v.name) and not v.requires)
+        choice = VariantChoice(None, {name: value // 2, other: 16, left_out: False, "no.such.variant": False})
+        sel = table.chosen_by(c, choice)
+        assert sel[name] == value // 2 and left_out in sel.off and not sel.may(left_out), (table.operator, name)
+        assert all(sel[n] == v for n, v in table.tuning.items() if n != name)
+        with pytest.raises(ValueError, match="no tuning number"):
+            table.chosen_by(c, dataclasses.replace(choice, strict=True))
+        forced = table.chosen_by(c, VariantChoice(left_out, {name: value // 2}))
+        assert forced.force == left_out and forced[name] == value // 2
+        assert table.chosen_by(c, VariantChoice("no.such.variant")).force is None
 
 
 def limited(device, **limits) -> dmlvk.Device:
@@ -206,7 +226,9 @@ def need_bytes(kernel) -> int:
 SHARED_VARIANTS = [v.name for v in quantized_conv.TABLE if v.needs and quantized_conv.TABLE.owns(v.name)]
 CONV_SHAPES = [((1, 32, 9, 13), (32, 32, 3, 3), 1), ((1, 64, 10, 12), (64, 64, 3, 3), 1), ((1, 1, 12, 16), (64, 1, 5, 5), 1),
                ((1, 16, 8, 12), (16, 1, 3, 3), 16), ((1, 32, 6, 9), (4, 32, 3, 3), 1), ((1, 8, 7, 9), (8, 8, 1, 1), 1),
-               ((1, 8, 12, 14), (16, 8, 7, 7), 1), ((1, 4, 10, 10), (32, 4, 2, 6), 1)]
+               ((1, 8, 12, 14), (16, 8, 7, 7), 1), ((1, 4, 10, 10), (32, 4, 2, 6), 1),
+               # conv.dot over channels-first input with windows 7 and 8 wide (ceil(KW / 4) words a row)
+               ((1, 1, 12, 16), (32, 1, 7, 7), 1), ((1, 3, 10, 12), (16, 3, 5, 8), 1)]
 
 
 def _shared_kernels(capabilities):
