@@ -577,12 +577,28 @@ def test_native_library_errors_become_python_exceptions(device):
     algo = device.manager.algorithm([a, b], compile_shader("copy"), (1, 1, 1), [64], push)
     with pytest.raises(ValueError, match="binds 2 tensors, not 1"):
         algo.set_tensors([a])
+    with pytest.raises(ValueError, match=r"workgroups must be 3 counts, got \(1, 1\)"):
+        device.manager.algorithm([a, b], compile_shader("copy"), (1, 1), [64], push)
     a.data()[:] = np.arange(64, dtype=np.uint8)
-    for op in (kompute.OpTensorSyncDevice([a]), kompute.OpPipelineBarrier(0x1000, 0x60, 0x1000, 0x800),
-               kompute.OpAlgoDispatch(algo, push), kompute.OpTensorSyncLocal([b])):
+    ops = [kompute.OpTensorSyncDevice([a]), kompute.OpPipelineBarrier(0x1000, 0x60, 0x1000, 0x800),
+           kompute.OpAlgoDispatch(algo, push)]
+    for op in ops:
+        seq.record(op)
+    seq.eval()
+    # a tensor is device memory by default: what the shader wrote reaches its host copy by a sync alone
+    assert not b.data().any()
+    seq.clear()
+    for op in ops + [kompute.OpTensorSyncLocal([b])]:
         seq.record(op)
     seq.eval()
     assert np.array_equal(b.data(), np.arange(64, dtype=np.uint8))
+    # a host tensor is the memory the shader writes
+    h = device.manager.tensor(16, host=True)
+    direct = device.manager.algorithm([a, h], compile_shader("copy"), (1, 1, 1), [64], push)
+    seq.clear()
+    seq.record(kompute.OpAlgoDispatch(direct, push))
+    seq.eval()
+    assert np.array_equal(h.data(), np.arange(64, dtype=np.uint8))
 
 
 # ---- argument checks and small contracts ---------------------------------------------------

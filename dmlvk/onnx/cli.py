@@ -91,7 +91,7 @@ def _run_video(a) -> int:
         print(f"dmlvk run: no such video file: {a.video}", file=sys.stderr)
         return 2
     try:
-        session = InferenceSession(a.model, device=Device(a.device) if a.device is not None else None)
+        session = video.pixel_session(a.model, device=Device(a.device) if a.device is not None else None)
         done = video.run_video(session, a.video, a.output, a.batch_size, a.codec, a.pix_fmt)
     except video.VideoError as e:
         print(f"dmlvk run: {e}", file=sys.stderr)

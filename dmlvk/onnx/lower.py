@@ -20,7 +20,7 @@ from ..ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.quantized_conv import FILTER_CONSTANTS, QuantizedLinearConvolutionDesc, small_tensor_bytes
 from ..tensor import TensorDesc
 from .graph import Graph, Node
-from . import moves
+from . import moves, pixels
 from .lowering import Context, Lowered, Lowering, TensorRef, constant_inputs, described, refused
 from .qdq import dequantize_linear, quantize_linear
 
@@ -443,6 +443,14 @@ LOWERINGS: Dict[str, Lowering] = {
                                       runs="DequantizeLinear's kernel on the device with the Clip's "
                                            "min(max(y, lo), hi) after it (constant bounds; a Clip of the "
                                            "float output, read by nothing else)"),
+    pixels.TO_QUANTIZED: Lowering(moves.infer_table, moves.lower_table, fuses=("QuantizeLinear",),
+                                  runs="a 256-entry table on the device: uint8 pixels p to the model's "
+                                       "QuantizeLinear of p / 255 (InferenceSession(inputs='pixels'), where that "
+                                       "is not the identity)"),
+    pixels.TO_PIXELS: Lowering(moves.infer_table, moves.lower_table, fuses=("DequantizeLinear", "Clip"),
+                               runs="a 256-entry table on the device: the model's DequantizeLinear (and Clip) "
+                                    "of an 8-bit output as uint8 pixels (InferenceSession(outputs='pixels'), "
+                                    "where that is not the identity)"),
     DEQUANTIZED_CONV: Lowering(_infer_dequantized_conv, _lower_dequantized_conv,
                                fuses=("QLinearConv", "DepthToSpace", "DequantizeLinear"),
                                runs="one QUANTIZED_LINEAR_CONVOLUTION kernel whose epilogue also does the "

@@ -265,3 +265,17 @@ def lower_prelu(n: Node, ctx: Context) -> Lowered:
         v < 0, (a * v).astype(np.float32), v).astype(np.float32)) for a in slope.reshape(-1)])
     part = move(shape, packed_strides(shape), tables=tables, table_axis=axis)
     return _lowered(n, ctx, LookupDesc((part,), (dt,), dt, shape), shape, dt, [])
+
+
+# ---- the pixel maps at a model's edges (pixels.py) --------------------------------------------
+
+def infer_table(n: Node, ctx: Context) -> tuple:
+    return tuple(ctx.input(n)[0]), np.dtype(ctx.graph.consts[n.inputs[1]].dtype)
+
+
+def lower_table(n: Node, ctx: Context) -> Lowered:
+    """An 8-bit tensor through the node's constant table of 256 entries (input 1), into the table's type."""
+    shape, dt = _eight_bit(n, ctx)
+    table = ctx.graph.consts[n.inputs[1]]
+    part = move(shape, packed_strides(shape), tables=table)
+    return _lowered(n, ctx, LookupDesc((part,), (dt,), table.dtype, shape), shape, table.dtype, [])

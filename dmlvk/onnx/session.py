@@ -13,7 +13,7 @@ import numpy as np
 
 from ..arrays import DeviceArray, resolve_device
 from ..runtime.device import Device
-from . import graph as graphs, lower, partition, rewrite
+from . import graph as graphs, lower, partition, pixels, rewrite
 from .graph import NUMPY_TYPES, Graph, NodeArg, UnsupportedModelError
 from .plan import Plan, check_given, plan_key
 
@@ -25,6 +25,12 @@ def prepare(model) -> Graph:
     dmlvk cannot run named at once, as an UnsupportedModelError), QDQ groups fused (QLinearConv,
     QLinearAdd, QLinearConcat, QLinearLeakyRelu, QLinearPRelu), quantization moved to the edges (a
     Clip after the last DequantizeLinear fused into it), requantizing pairs and dead nodes dropped."""
+    return prepared(model)[0]
+
+
+def prepared(model, inputs: str = "float", outputs: str = "float") -> tuple:
+    """(graph, input quantization, output quantization): prepare()'s graph with its float inputs and
+    outputs in the formats asked for (pixels.py), and the 8-bit parameters of those in 8 bits."""
     g = model if isinstance(model, Graph) else graphs.load(model)
     known = lower.MODEL_OPS | rewrite.FUSED_OPS
     bad = [(n.name, f"{n.name}: {n.domain}.{n.op}" if n.domain else
@@ -43,7 +49,9 @@ def prepare(model) -> Graph:
     if bad:
         raise UnsupportedModelError("dmlvk cannot run these nodes of the model: " + "; ".join(m for _, m in bad),
                                     dict.fromkeys(name for name, _ in bad))
-    return rewrite.drop_dead(rewrite.drop_requantize_pairs(g))
+    g, in_q = pixels.feed_quantized(g, inputs)
+    g, out_q = pixels.give_quantized(g, outputs)
+    return rewrite.drop_dead(rewrite.drop_requantize_pairs(g)), in_q, out_q
 
 
 class InferenceSession:
@@ -57,10 +65,21 @@ class InferenceSession:
     A model with nodes dmlvk cannot run is split (partition.py): the device runs what it can, ONNX
     Runtime's CPU provider the rest, with a warning at load naming what goes to the host; parts
     lists the parts in order as (Part, runner). fallback=False refuses such a model instead, naming
-    every node dmlvk cannot run (UnsupportedModelError)."""
+    every node dmlvk cannot run (UnsupportedModelError).
+
+    inputs / outputs: "float" (the model's own types), "quantized" (float inputs fed as the 8-bit
+    values of the QuantizeLinear that reads them, float outputs given as the 8-bit input of the
+    DequantizeLinear that makes them: input_quantization / output_quantization give each one's
+    (scale, zero point)) or "pixels" (uint8 pixels p in for the float p / 255; uint8 pixels out,
+    the float output clipped to [0, 1], times 255, rounded half to even). Each equals the float
+    path's result on every element; the bytes that cross the host link are a quarter of float32's.
+    They need a model that runs whole on the device (pixels.py says which models have them)."""
 
     def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False,
-                 fallback: bool = True):
+                 fallback: bool = True, inputs: str = "float", outputs: str = "float"):
+        self.formats = (pixels.check_format("inputs", inputs), pixels.check_format("outputs", outputs))
+        self.input_quantization: Dict[str, tuple] = {}
+        self.output_quantization: Dict[str, tuple] = {}
         self.host_quantization = bool(host_quantization)
         self.model_graph = model if isinstance(model, Graph) else graphs.load(model)    # as the model has it
         self.device = resolve_device(device)
@@ -69,10 +88,12 @@ class InferenceSession:
         self.fallback = bool(fallback)
         self._host_nodes: frozenset = frozenset()   # nodes sent to the host once their shapes were refused
         try:
-            self.graph = prepare(self.model_graph)
-        except UnsupportedModelError:
+            self.graph, self.input_quantization, self.output_quantization = prepared(self.model_graph, inputs, outputs)
+        except UnsupportedModelError as e:
             if not fallback:
                 raise
+            if self.formats != ("float", "float"):
+                raise self._formats_refused(e) from None
             self.graph = self._split()
         self._plans: "OrderedDict[tuple, Plan]" = OrderedDict()
         self._stream_plans: Dict[tuple, list] = {}      # run_stream's plans, `depth` per signature
@@ -106,11 +127,17 @@ class InferenceSession:
         named = set(refused.nodes) & {n.name for n in self.model_graph.nodes}
         if not self.fallback or not named or named <= self._host_nodes:
             return False
+        if self.formats != ("float", "float"):
+            raise self._formats_refused(refused) from None
         self._host_nodes = self._host_nodes | named
         self.graph = self._split()
         self._plans.clear()
         self._stream_plans.clear()
         return True
+
+    def _formats_refused(self, refused: UnsupportedModelError) -> UnsupportedModelError:
+        return UnsupportedModelError(f"inputs={self.formats[0]!r}, outputs={self.formats[1]!r} need the model to run "
+                                     f"whole on the device (no part of it on the host): {refused}", refused.nodes)
 
     def get_inputs(self) -> List[NodeArg]:
         return list(self.graph.inputs)

@@ -5,7 +5,9 @@ audio copied. PyAV (`pip install dmlvk[video]`: its wheels carry FFmpeg) reads a
 Frames as the model takes them: a one-channel model gets the luma (Y of YUV 4:2:0), and its output's
 chroma is the input's, scaled to the output's size by FFmpeg's scaler (as super-resolution tools do);
 a three-channel model gets RGB. Float inputs take pixels / 255, 8-bit ones the pixels themselves;
-float outputs are clipped to [0, 1], times 255, rounded half to even. The output file is written
+float outputs are clipped to [0, 1], times 255, rounded half to even. The command line's session
+takes and gives the pixels themselves where the model allows (pixel_session: the same frames, a
+quarter of the bytes). The output file is written
 under a temporary name beside the output and renamed at the end: an interrupted or failed job leaves
 nothing under the output's name."""
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Optional
 import numpy as np
 
 from .graph import NUMPY_TYPES, UnsupportedModelError
+from .pixels import from_pixels, to_pixels
+from .session import InferenceSession
 
 
 class VideoError(ValueError):
@@ -56,19 +60,13 @@ def _fits(shape: list, h: int, w: int) -> bool:
     return all(not isinstance(d, int) or d <= 0 or d == v for d, v in zip(shape[2:4], (h, w)))
 
 
-def from_pixels(px: np.ndarray, dtype) -> np.ndarray:
-    """8-bit pixels as a model's input of this dtype: float ones pixels / 255, others the pixels."""
-    if np.dtype(dtype).kind == "f":
-        return (px.astype(np.float32) / np.float32(255)).astype(dtype)
-    return px.astype(dtype)
-
-
-def to_pixels(y: np.ndarray) -> np.ndarray:
-    """A model's output as 8-bit pixels: float ones clipped to [0, 1] (NaN as 0), times 255, rounded
-    half to even."""
-    if y.dtype.kind == "f":
-        y = np.rint(np.clip(np.nan_to_num(y), 0, 1) * np.float32(255))
-    return y.astype(np.uint8)
+def pixel_session(model, device=None):
+    """An InferenceSession taking and giving uint8 pixels (inputs="pixels", outputs="pixels": a quarter
+    of float32's bytes each way, the same frames) where the model has them, else its float one."""
+    try:
+        return InferenceSession(model, device=device, inputs="pixels", outputs="pixels")
+    except ValueError:
+        return InferenceSession(model, device=device)
 
 
 class _Pixels:

@@ -1,0 +1,149 @@
+"""InferenceSession(inputs=..., outputs=...): frames in and out in 8 bits (dmlvk/onnx/pixels.py). Each
+format equals, on every element and for every byte value, the float path's result converted the
+same way (from_pixels / to_pixels, the model's own scale and zero point), and onnxruntime's where the
+float path is; inputs and outputs that have no 8-bit form are refused by name."""
+import itertools
+import warnings
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import dmlvk
+from dmlvk.onnx import InferenceSession, UnsupportedModelError
+from dmlvk.onnx import video
+from dmlvk.onnx.pixels import FORMATS, TO_PIXELS, TO_QUANTIZED, from_pixels, to_pixels
+from dmlvk.ops.lookup import onnxruntime_quantize
+from dmlvk_lab import onnx_models as models
+
+
+def _narrow(frames):
+    """Calibration frames in [0.1, 0.9]: an input scale other than 1/255 (a table for pixels)."""
+    return [(0.1 + 0.8 * f).astype(np.float32) for f in frames]
+
+
+CASES = {     # name: (model, input table?, output Clip?)
+    "espcn": (lambda: models.quantize(models.espcn(2, 16, 8), models.calibration_frames(), quant_format="QDQ"),
+              False, False),
+    "espcn-narrow-input": (lambda: models.quantize(models.espcn(2, 16, 8), _narrow(models.calibration_frames()),
+                                                   quant_format="QDQ"), True, False),
+    "xlsr-clip": (lambda: models.quantize(models.xlsr(3, 8, 2), models.calibration_frames(), quant_format="QDQ"),
+                  False, True),
+    "quicksrnet-int8": (lambda: models.quantize(models.quicksrnet(2, 8, 3), models.calibration_frames(),
+                                                quant_format="QDQ", activation_type="QInt8"), True, False),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def case(request):
+    make, table_in, clipped = CASES[request.param]
+    return request.param, make(), table_in, clipped
+
+
+def every_byte(shape, seed=0) -> np.ndarray:
+    """uint8 frames of `shape` holding each of the 256 values (shuffled)."""
+    n = int(np.prod(shape))
+    values = np.resize(np.arange(256, dtype=np.uint8), n)
+    return np.random.default_rng(seed).permutation(values).reshape(shape)
+
+
+def run_ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_every_format_equals_the_float_path(device, case):
+    """Every (inputs, outputs) pair against the float session on frames holding every byte value: 8-bit
+    inputs carry the QuantizeLinear of p / 255 (nothing runs at scale 1/255, zero point 0; a table
+    otherwise), quantized outputs dequantize to the float output exactly, pixel outputs are its
+    to_pixels; the float path itself equals onnxruntime's (uint8 activations)."""
+    name, model, table_in, clipped = case
+    px = every_byte((2, 1, 16, 24))
+    x = from_pixels(px, np.float32)
+    base = InferenceSession(model, device=device)
+    want = base.run(None, {"x": x})[0]
+    if "int8" not in name:
+        assert np.array_equal(want, run_ort(model, {"x": x})[0])
+    for inputs, outputs in itertools.product(FORMATS, FORMATS):
+        if outputs == "quantized" and clipped:
+            with pytest.raises(ValueError, match="outputs='quantized': the model's output 'y' is clipped"):
+                InferenceSession(model, device=device, inputs=inputs, outputs=outputs)
+            continue
+        s = InferenceSession(model, device=device, inputs=inputs, outputs=outputs)
+        assert s.formats == (inputs, outputs)
+        feed = x
+        if inputs != "float":
+            scale, zp = s.input_quantization["x"]
+            dt = np.uint8 if "int8" not in name else np.int8
+            feed = px if inputs == "pixels" else onnxruntime_quantize(x, scale, zp, dt)
+            assert s.get_inputs()[0].type == f"tensor({np.dtype(feed.dtype).name})"
+            assert "QuantizeLinear" not in s.nodes
+            assert (TO_QUANTIZED in s.nodes) == (inputs == "pixels" and table_in), s.nodes
+        got = s.run(None, {"x": feed})[0]
+        if outputs == "float":
+            assert np.array_equal(got, want), (inputs, outputs)
+            continue
+        scale, zp = s.output_quantization["y"]
+        assert s.get_outputs()[0].type == f"tensor({got.dtype.name})"
+        assert "DequantizeLinear" not in s.nodes and "DequantizeLinear+Clip" not in s.nodes
+        if outputs == "quantized":
+            assert np.array_equal((got.astype(np.int64) - zp).astype(np.float32) * scale, want), (inputs, outputs)
+        else:
+            assert got.dtype == np.uint8 and np.array_equal(got, to_pixels(want)), (inputs, outputs)
+            # the output is the identity where the quantization is pixels' own and no Clip cuts a pixel
+            identity = scale == np.float32(1 / 255) and zp == 0 and got.dtype == np.uint8 and not clipped
+            assert (TO_PIXELS not in s.nodes) == identity
+
+
+def test_the_pixel_tables_hold_for_every_byte():
+    """At scale 1/255 and zero point 0 (uint8), pixels are the quantized input and the quantized
+    output's pixels (the identity: no kernel); the tables the rewrite computes are the float path's
+    own functions of the 256 values."""
+    p = np.arange(256, dtype=np.uint8)
+    scale = np.float32(1 / 255)
+    assert np.array_equal(onnxruntime_quantize(from_pixels(p, np.float32), scale, 0, np.uint8), p)
+    assert np.array_equal(to_pixels(p.astype(np.float32) * scale), p)
+    assert not np.array_equal(onnxruntime_quantize(from_pixels(p, np.float32), np.float32(1 / 250), 0, np.uint8), p)
+
+
+def test_pixels_stream_and_bind_like_run(device):
+    """run_stream over pixel frames and IO binding (a uint8 DeviceArray in, one out) give run()'s bytes."""
+    model = CASES["espcn-narrow-input"][0]()
+    s = InferenceSession(model, device=device, inputs="pixels", outputs="pixels")
+    frames = [every_byte((1, 1, 12, 20), seed=k) for k in range(4)]
+    want = [s.run(None, {"x": f})[0] for f in frames]
+    got = [y for (y,) in s.run_stream(None, [{"x": f} for f in frames], depth=2)]
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+    out = dmlvk.arrays.empty(want[0].shape, np.uint8, s.device)
+    (y,) = s.run(None, {"x": dmlvk.asarray(frames[1], device=s.device)}, outputs={"y": out})
+    assert y is out and np.array_equal(out.numpy(), want[1])
+    with pytest.raises(TypeError, match="input 'x' must be uint8"):
+        s.run(None, {"x": from_pixels(frames[0], np.float32)})
+
+
+def test_inputs_and_outputs_without_an_eight_bit_form_are_refused(device):
+    """A format name that is none; an input read in float by another node; an output made by no
+    DequantizeLinear; a model that runs partly on the host (its refusal kept)."""
+    model = CASES["espcn"][0]()
+    with pytest.raises(ValueError, match="inputs must be one of 'float', 'quantized', 'pixels', got 'uint8'"):
+        InferenceSession(model, device=device, inputs="uint8")
+    with pytest.raises(ValueError, match="outputs must be one of"):
+        InferenceSession(model, device=device, outputs=None)
+    read = model.__class__()
+    read.CopyFrom(model)
+    read.graph.node.append(helper.make_node("Identity", ["x"], ["x_again"], name="again"))
+    read.graph.output.append(helper.make_tensor_value_info("x_again", TensorProto.FLOAT, None))
+    with pytest.raises(ValueError, match="inputs='pixels': the model's input 'x' is read in float by Identity 'again'"):
+        InferenceSession(read, device=device, inputs="pixels")
+    with pytest.raises(ValueError, match="outputs='pixels': the model's output 'x_again' is made by Identity"):
+        InferenceSession(read, device=device, outputs="pixels")
+    assert InferenceSession(read, device=device, outputs="float").formats == ("float", "float")
+    split = models.quantize(models.split_network("end"), models.calibration_frames(), quant_format="QDQ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(UnsupportedModelError, match="outputs='pixels' need the model to run whole on the device"):
+            InferenceSession(split, device=device, inputs="pixels", outputs="pixels")
+        with pytest.raises(UnsupportedModelError, match="dmlvk cannot run these nodes"):
+            InferenceSession(split, device=device, inputs="pixels", fallback=False)
+        assert video.pixel_session(split, device=device).formats == ("float", "float")
+    assert video.pixel_session(model, device=device).formats == ("pixels", "pixels")
