@@ -14,6 +14,11 @@ in and out (IO binding: no transfer, the call's own cost on top of the device wo
 element of the batch-1 cases is compared with onnxruntime's. The batch-1 frames are also timed
 dispatch by dispatch against the device's floors (dmlvk_lab/bench_layers.py).
 
+Against the host link (host_link, same run): each frame's bound, max(input bytes / host-to-device,
+output bytes / device-to-host) at the rates of dmlvk's staged transfers, beside the pipelined
+figure; and the same model with uint8 pixel frames in and out (InferenceSession(inputs="pixels",
+outputs="pixels")): its device work, end to end, pipelined, against min(device work, its bound).
+
 The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
 (cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
 input shape in each of TORCH_COMPILES processes, each with empty compile caches of its own, the
@@ -38,6 +43,7 @@ from . import onnx_models as models
 from .bench_peers import _median_wall
 from dmlvk.runtime.commands import time as time_dispatches
 from dmlvk.onnx import InferenceSession
+from dmlvk.onnx.pixels import from_pixels, to_pixels
 
 SHAPES = [(540, 960), (1080, 1920), (2160, 3840)]
 STREAM_FRAMES = 48           # inputs run_stream is timed over (per figure: their mean; a stream fills and drains once)
@@ -57,8 +63,10 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
     session = InferenceSession(model, device=device)
     host_qdq = InferenceSession(model, device=device, host_quantization=True)
     ort_session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    pixels = InferenceSession(model, device=device, inputs="pixels", outputs="pixels")
     rows, frames = [], []
     bandwidth, peak = bench_layers.copy_bandwidth(timer), bench_layers.int8_peak(timer)
+    link = host_link(device)
     for h, w in shapes:
         for n in ([1] if (h, w) in BATCH_1_ONLY else batches):
             x = np.concatenate(models.calibration_frames(n, h, w, seed=3))
@@ -78,6 +86,17 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             xd, yd = arrays.asarray(x, device=device), arrays.empty(y.shape, y.dtype, device=device)
             row["device_arrays_s"] = _median_wall(lambda: session.run(None, {"x": xd}, outputs={"y": yd}), 10, warm=1)
             row["device_qdq"] = steps == ["device"]
+            row["link_bound_s"] = link_bound(link, x.nbytes, y.nbytes)
+            px = to_pixels(x)
+            want_px = to_pixels(session.run(None, {"x": from_pixels(px, np.float32)})[0])
+            row["pixels_differing"] = int(np.count_nonzero(pixels.run(None, {"x": px})[0] != want_px))
+            _, px_dispatches, _ = pixels.device_work({"x": px})
+            row["pixels_device_s"] = timer(lambda k: time_dispatches(device, px_dispatches, k, barriers=True))["median_s"]
+            row["pixels_link_bound_s"] = link_bound(link, px.nbytes, y.size)
+            row["pixels_end_to_end_s"] = _median_wall(lambda: pixels.run(None, {"x": px}), 5, warm=1)
+            px_stream = [{"x": px}] * STREAM_FRAMES
+            row["pixels_pipelined_s"] = _median_wall(lambda: _consume(pixels.run_stream(None, px_stream)), 3,
+                                                     warm=1) / STREAM_FRAMES
             if n in ort_batches:
                 want = ort_session.run(None, {"x": x})[0]
                 row["elements_compared"] = int(want.size)
@@ -87,9 +106,34 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
     return {"model_bytes": {"float": models.espcn(2).SerializeToString(), "quantized": model.SerializeToString()},
             "model": "ESPCN x2 (Conv 5x5 1->64, 3x3 64->32, 3x3 32->4, DepthToSpace CRD), quantize_static "
                      "QOperator per-channel, u8 activations, 7-bit s8 weights",
-            "nodes": session.nodes, "rows": rows,
+            "nodes": session.nodes, "pixel_nodes": pixels.nodes, "rows": rows, "host_link": link,
             "layers": {"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
                        "accumulator_lanes": bench_layers.accumulator_lanes(device), "frames": frames}}
+
+
+LINK_BYTES = 32 << 20
+
+
+def host_link(device) -> dict:
+    """Bytes per second across the host link with dmlvk's own transfers, in the same run: "staged",
+    a CommandList's upload (download) between a Buffer's mapped host staging and its device memory
+    alone (what a frame already in staging costs: the link's bound); "numpy", Buffer.write (read) of a
+    numpy array, the copy into (out of) the staging included. Medians of LINK_BYTES transfers."""
+    from dmlvk.runtime.commands import CommandList
+    from dmlvk.runtime.device import Buffer
+    buf = Buffer(device, LINK_BYTES)
+    a = np.ones(LINK_BYTES, np.uint8)
+    up = CommandList(device).transfer(uploads=[buf])
+    down = CommandList(device).transfer(downloads=[buf])
+    return {"bytes": LINK_BYTES,
+            "h2d_staged": LINK_BYTES / _median_wall(up.execute, 10), "d2h_staged": LINK_BYTES / _median_wall(down.execute, 10),
+            "h2d_numpy": LINK_BYTES / _median_wall(lambda: buf.write(a), 5), "d2h_numpy": LINK_BYTES / _median_wall(buf.read, 5)}
+
+
+def link_bound(link: dict, in_bytes: int, out_bytes: int) -> float:
+    """Seconds a frame takes at least on the link: its input up and its output down, the two directions
+    at once (each at its staged rate)."""
+    return max(in_bytes / link["h2d_staged"], out_bytes / link["d2h_staged"])
 
 
 def measure_split(timer, shape=(540, 960)) -> dict:
@@ -245,6 +289,8 @@ def markdown(result: dict) -> list:
                    f"{fps(r, 'onnxruntime_cpu_s')} | {fps(r, 'webgpu_float_s')} | {fps(r, 'webgpu_quantized_s')} | "
                    f"{eq} | {compile_s} |")
     out.append("")
+    if m.get("host_link"):
+        out += link_markdown(m)
     if m.get("split"):
         out += split_markdown(m["split"])
     if m.get("layers"):
@@ -252,3 +298,31 @@ def markdown(result: dict) -> list:
     if result.get("peers_skipped"):
         out += ["## Peers not measured", ""] + [f"- {s}" for s in result["peers_skipped"]] + [""]
     return out
+
+
+def link_markdown(m: dict) -> list:
+    """The end-to-end figures against the host link's bound, float32 and uint8 pixel frames."""
+    link = m["host_link"]
+    gbs = lambda k: f"{link[k] / 1e9:.1f}"
+    fps = lambda r, k: f"{r['frames'] / r[k]:.1f}" if r.get(k) else ""
+    of = lambda r, k, bound: f"{r[bound] / r[k]:.2f}" if r.get(k) and r.get(bound) else ""
+    out = ["## Frames through the host link", "",
+           f"Same run: host to device {gbs('h2d_staged')} GB/s, device to host {gbs('d2h_staged')} GB/s between a "
+           f"Buffer's mapped staging and its device memory (a CommandList's transfer of {link['bytes'] >> 20} MiB); "
+           f"with the numpy copy into or out of the staging {gbs('h2d_numpy')} and {gbs('d2h_numpy')} GB/s. Link bound "
+           "of a frame: max(input bytes / host-to-device, output bytes / device-to-host). Pixels: "
+           "InferenceSession(inputs=\"pixels\", outputs=\"pixels\"), uint8 frames in and out (nodes as run: "
+           f"{', '.join(m.get('pixel_nodes', []))}), every output element compared with the pixels of the float "
+           "output for the same frame as floats (p / 255).", "",
+           "| input | batch | float32 link bound | float32 pipelined | / bound | pixels device | pixels link bound | "
+           "pixels end to end | pixels pipelined | / min(device, bound) | pixels differing |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in m["rows"]:
+        if "link_bound_s" not in r:
+            continue
+        best = max(r["pixels_device_s"], r["pixels_link_bound_s"])
+        out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'link_bound_s')} | "
+                   f"{fps(r, 'pipelined_s')} | {of(r, 'pipelined_s', 'link_bound_s')} | {fps(r, 'pixels_device_s')} | "
+                   f"{fps(r, 'pixels_link_bound_s')} | {fps(r, 'pixels_end_to_end_s')} | {fps(r, 'pixels_pipelined_s')} | "
+                   f"{best / r['pixels_pipelined_s']:.2f} | {r['pixels_differing']} |")
+    return out + [""]

@@ -274,3 +274,19 @@ def test_sass_disassembles_with_nvdisasm(tmp_path):
     text = sass.disassemble(sass.code_of(_nvidia_cache_data(_IDP + _IMMA)), nvdisasm, "SM90", tmp_path / "code.bin")
     lines = [" ".join(x.split()[1:]) for x in text.splitlines() if x.strip()]
     assert lines == ["IDP.4A.S8.U8 R37, R46, R56, RZ ;", "IMMA.16832.S8.S8 R0, R40.reuse.ROW, R4.COL, RZ ;"]
+
+
+def test_link_bound_takes_the_slower_direction_and_pixels_against_the_lesser_bound():
+    # dmlvk_lab/bench_models.py: a frame's link bound is its input up or its output down, whichever
+    # takes longer (the two directions at once); the pixel row compares its pipelined figure with
+    # min(device work, link bound) in frames/s
+    from dmlvk_lab import bench_models
+    link = {"bytes": 1 << 25, "h2d_staged": 20e9, "d2h_staged": 40e9, "h2d_numpy": 5e9, "d2h_numpy": 4e9}
+    assert bench_models.link_bound(link, 4_000_000, 16_000_000) == 4e-4          # out: 16 MB at 40 GB/s
+    assert bench_models.link_bound(link, 16_000_000, 4_000_000) == 8e-4          # in: 16 MB at 20 GB/s
+    rows = [{"input": [1, 1, 540, 960], "frames": 1, "device_s": 2e-4, "link_bound_s": 4e-4, "pipelined_s": 8e-4,
+             "pixels_device_s": 2e-4, "pixels_link_bound_s": 1e-4, "pixels_end_to_end_s": 5e-4,
+             "pixels_pipelined_s": 2.5e-4, "pixels_differing": 0}]
+    text = bench_models.link_markdown({"host_link": link, "rows": rows, "pixel_nodes": ["Identity"]})
+    assert "host to device 20.0 GB/s, device to host 40.0 GB/s" in "\n".join(text)
+    assert "| 540x960 | 1 | 2500.0 | 1250.0 | 0.50 | 5000.0 | 10000.0 | 2000.0 | 4000.0 | 0.80 | 0 |" in text
