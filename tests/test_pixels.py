@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import dmlvk
 from dmlvk.onnx import InferenceSession, UnsupportedModelError
-from dmlvk.onnx import video
+from dmlvk.onnx import graph as graphs, pixels, video
 from dmlvk.onnx.pixels import FORMATS, TO_PIXELS, TO_QUANTIZED, from_pixels, to_pixels
 from dmlvk.ops.lookup import onnxruntime_quantize
 from dmlvk_lab import onnx_models as models
@@ -147,3 +147,40 @@ def test_inputs_and_outputs_without_an_eight_bit_form_are_refused(device):
             InferenceSession(split, device=device, inputs="pixels", fallback=False)
         assert video.pixel_session(split, device=device).formats == ("float", "float")
     assert video.pixel_session(model, device=device).formats == ("pixels", "pixels")
+
+
+def _edge_model(q_inputs=("x", "s", "z"), consts=None, outputs=("y",), dq_inputs=("q", "s", "z"), inputs=("x",)):
+    """x -> QuantizeLinear -> q -> DequantizeLinear -> y, the parameters as given (None: no constant)."""
+    consts = {"s": np.float32(0.02), "z": np.uint8(3), **(consts or {})}
+    nodes = [helper.make_node("QuantizeLinear", list(q_inputs), ["q"], name="quant"),
+             helper.make_node("DequantizeLinear", list(dq_inputs), ["y"], name="dequant")]
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(k, TensorProto.FLOAT, [1, 3, 2, 2]) for k in inputs],
+                          [helper.make_tensor_value_info(k, TensorProto.FLOAT, [1, 3, 2, 2]) for k in outputs],
+                          [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items() if v is not None])
+    return graphs.load(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_only_per_tensor_constant_eight_bit_parameters_have_an_eight_bit_form():
+    """The edge rewrites on graphs alone: a per-tensor QuantizeLinear / DequantizeLinear of constant
+    float32 scale and 8-bit zero point is taken; per axis, a scale fed at run time, a float16 scale,
+    a 16-bit zero point, a DequantizeLinear without a zero point, an input that is also an output,
+    an output that is an input are refused by name."""
+    g = _edge_model()
+    fed, q = pixels.feed_quantized(g, "quantized")
+    assert q == {"x": (np.float32(0.02), 3)} and fed.inputs[0].type == "tensor(uint8)"
+    given, q = pixels.give_quantized(g, "pixels")
+    assert q == {"y": (np.float32(0.02), 3)} and [n.op for n in given.nodes] == ["QuantizeLinear", TO_PIXELS]
+    refused = [_edge_model(consts={"s": np.float32([0.02, 0.01, 0.03]), "z": np.uint8([3, 3, 3])}),   # per axis
+               _edge_model(consts={"s": np.float16(0.02)}), _edge_model(consts={"z": np.int16(3)}),
+               _edge_model(inputs=("x", "s"), consts={"s": None})]                                       # fed
+    for graph in refused:
+        with pytest.raises(ValueError, match="inputs='pixels': the model's input 'x' is quantized per axis, with "
+                                             "parameters that are not constants or not 8-bit"):
+            pixels.feed_quantized(graph, "pixels")
+    for graph in refused[:3] + [_edge_model(dq_inputs=("q", "s"))]:
+        with pytest.raises(ValueError, match="outputs='quantized': the model's output 'y' is made by DequantizeLinear 'dequant'"):
+            pixels.give_quantized(graph, "quantized")
+    with pytest.raises(ValueError, match="input 'x' is a graph output"):
+        pixels.feed_quantized(_edge_model(outputs=("y", "x")), "quantized")
+    with pytest.raises(ValueError, match="output 'x' is a graph input or constant"):
+        pixels.give_quantized(_edge_model(outputs=("y", "x")), "quantized")
