@@ -118,16 +118,27 @@ def host_link(device) -> dict:
     """Bytes per second across the host link with dmlvk's own transfers, in the same run: "staged",
     a CommandList's upload (download) between a Buffer's mapped host staging and its device memory
     alone (what a frame already in staging costs: the link's bound); "numpy", Buffer.write (read) of a
-    numpy array, the copy into (out of) the staging included. Medians of LINK_BYTES transfers."""
+    numpy array, the copy into (out of) the staging included; "numpy_first_type", the same with the
+    staging from the first host-visible memory type (DMLVK_HOST_CACHED=0's, Kompute's own choice)
+    instead of a HOST_CACHED one. Medians of LINK_BYTES transfers; the staging's memory flags."""
+    import os
+    from dmlvk.runtime import kompute
     from dmlvk.runtime.commands import CommandList
     from dmlvk.runtime.device import Buffer
     buf = Buffer(device, LINK_BYTES)
+    kompute.set_host_cached(False)
+    try:
+        first = Buffer(device, LINK_BYTES)
+    finally:
+        kompute.set_host_cached(os.environ.get("DMLVK_HOST_CACHED", "1") != "0")
     a = np.ones(LINK_BYTES, np.uint8)
     up = CommandList(device).transfer(uploads=[buf])
     down = CommandList(device).transfer(downloads=[buf])
-    return {"bytes": LINK_BYTES,
-            "h2d_staged": LINK_BYTES / _median_wall(up.execute, 10), "d2h_staged": LINK_BYTES / _median_wall(down.execute, 10),
-            "h2d_numpy": LINK_BYTES / _median_wall(lambda: buf.write(a), 5), "d2h_numpy": LINK_BYTES / _median_wall(buf.read, 5)}
+    rate = lambda fn, k=5: LINK_BYTES / _median_wall(fn, k)
+    return {"bytes": LINK_BYTES, "h2d_staged": rate(up.execute, 10), "d2h_staged": rate(down.execute, 10),
+            "h2d_numpy": rate(lambda: buf.write(a)), "d2h_numpy": rate(buf.read),
+            "h2d_numpy_first_type": rate(lambda: first.write(a)), "d2h_numpy_first_type": rate(first.read),
+            "staging_flags": buf.host_memory_flags, "first_type_flags": first.host_memory_flags}
 
 
 def link_bound(link: dict, in_bytes: int, out_bytes: int) -> float:
@@ -309,7 +320,9 @@ def link_markdown(m: dict) -> list:
     out = ["## Frames through the host link", "",
            f"Same run: host to device {gbs('h2d_staged')} GB/s, device to host {gbs('d2h_staged')} GB/s between a "
            f"Buffer's mapped staging and its device memory (a CommandList's transfer of {link['bytes'] >> 20} MiB); "
-           f"with the numpy copy into or out of the staging {gbs('h2d_numpy')} and {gbs('d2h_numpy')} GB/s. Link bound "
+           f"with the numpy copy into or out of the staging {gbs('h2d_numpy')} and {gbs('d2h_numpy')} GB/s (staging "
+           f"memory flags {link.get('staging_flags', 0):#x}; from the first host-visible type, flags "
+           f"{link.get('first_type_flags', 0):#x}: {gbs('h2d_numpy_first_type')} and {gbs('d2h_numpy_first_type')} GB/s). Link bound "
            "of a frame: max(input bytes / host-to-device, output bytes / device-to-host). Pixels: "
            "InferenceSession(inputs=\"pixels\", outputs=\"pixels\"), uint8 frames in and out (nodes as run: "
            f"{', '.join(m.get('pixel_nodes', []))}), every output element compared with the pixels of the float "

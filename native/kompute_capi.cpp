@@ -111,13 +111,19 @@ tensorList(Tensor* const* tensors, uint32_t count)
 // ---- the library -------------------------------------------------------------------------------
 
 // Raised whenever a signature below changes; dmlvk/runtime/kompute.py checks it.
-DMLVK_KP_API uint32_t dmlvk_kp_abi_version() { return 1; }
+DMLVK_KP_API uint32_t dmlvk_kp_abi_version() { return 2; }
 
 DMLVK_KP_API const char* dmlvk_kp_last_error() { return lastError.c_str(); }
 
 DMLVK_KP_API void dmlvk_kp_set_fence_spin_us(uint32_t microseconds)
 {
     kp::Sequence::setFenceSpinMicroseconds(microseconds);
+}
+
+// Host-visible memory of tensors made from now on from a HOST_CACHED type where there is one.
+DMLVK_KP_API void dmlvk_kp_set_host_cached(int prefer)
+{
+    kp::Tensor::setPreferHostCached(prefer != 0);
 }
 
 // ---- Manager -----------------------------------------------------------------------------------
@@ -177,6 +183,9 @@ DMLVK_KP_API int dmlvk_tensor_new(Manager* m, uint32_t words, int host, Tensor**
 }
 
 DMLVK_KP_API void dmlvk_tensor_free(Tensor* t) { delete t; }
+
+// The VkMemoryPropertyFlags of the tensor's host-visible memory (its staging buffer's).
+DMLVK_KP_API uint32_t dmlvk_tensor_host_memory_flags(Tensor* t) { return t->ptr->hostMemoryPropertyFlags(); }
 
 // The mapped host memory (the staging buffer of a device tensor) and its size in bytes.
 DMLVK_KP_API void* dmlvk_tensor_data(Tensor* t, uint64_t* bytes)

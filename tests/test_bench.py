@@ -281,7 +281,8 @@ def test_link_bound_takes_the_slower_direction_and_pixels_against_the_lesser_bou
     # takes longer (the two directions at once); the pixel row compares its pipelined figure with
     # min(device work, link bound) in frames/s
     from dmlvk_lab import bench_models
-    link = {"bytes": 1 << 25, "h2d_staged": 20e9, "d2h_staged": 40e9, "h2d_numpy": 5e9, "d2h_numpy": 4e9}
+    link = {"bytes": 1 << 25, "h2d_staged": 20e9, "d2h_staged": 40e9, "h2d_numpy": 5e9, "d2h_numpy": 4e9,
+            "h2d_numpy_first_type": 5e9, "d2h_numpy_first_type": 1e9, "staging_flags": 14, "first_type_flags": 6}
     assert bench_models.link_bound(link, 4_000_000, 16_000_000) == 4e-4          # out: 16 MB at 40 GB/s
     assert bench_models.link_bound(link, 16_000_000, 4_000_000) == 8e-4          # in: 16 MB at 20 GB/s
     rows = [{"input": [1, 1, 540, 960], "frames": 1, "device_s": 2e-4, "link_bound_s": 4e-4, "pipelined_s": 8e-4,

@@ -768,3 +768,23 @@ def test_host_specialization_only_where_the_driver_runs_dead_branches(device, mo
     assert dmlvk.Device(device.index).host_specialization == can_specialize()
     monkeypatch.setenv("DMLVK_HOST_SPECIALIZATION", "0")
     assert not dmlvk.Device(device.index).host_specialization
+
+
+def test_host_memory_is_cached_where_the_device_has_such_memory(device):
+    """Buffers' staging and host-visible Buffers come from a HOST_CACHED memory type wherever either
+    choice (cached preferred, or Kompute's first fitting type) finds one; always host-visible and
+    coherent."""
+    import os
+    from dmlvk.runtime import kompute
+    visible_coherent, cached = 0x2 | 0x4, 0x8
+    made = lambda: (device.buffer(4096).host_memory_flags, device.staging_buffer(64).host_memory_flags)
+    on = made()
+    try:
+        kompute.set_host_cached(False)
+        off = made()
+    finally:
+        kompute.set_host_cached(os.environ.get("DMLVK_HOST_CACHED", "1") != "0")
+    for flags in on + off:
+        assert flags & visible_coherent == visible_coherent, hex(flags)
+    if os.environ.get("DMLVK_HOST_CACHED", "1") != "0":
+        assert [f & cached for f in on] == [(a | b) & cached for a, b in zip(on, off)], (on, off)

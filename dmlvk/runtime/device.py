@@ -122,6 +122,9 @@ class Device:
         global _SPIN_DEFAULT
         _SPIN_DEFAULT = max(_SPIN_DEFAULT, self.fence_spin_us)
         set_fence_spin_us(None)
+        # Staging from cached host memory where the device has it (NVIDIA's first host-visible type is
+        # write-combined, which the CPU reads slowly): DMLVK_HOST_CACHED=0 takes the first type.
+        kp.set_host_cached(_env_int("DMLVK_HOST_CACHED", 1) != 0)
         _LIVE.add(self)
 
     def __repr__(self):
@@ -370,6 +373,11 @@ class Buffer:
 
     def __repr__(self):
         return f"<dmlvk.Buffer {self.nbytes} bytes on {self.device.name}>"
+
+    @property
+    def host_memory_flags(self) -> int:
+        """The VkMemoryPropertyFlags of `host`'s memory (HOST_CACHED 0x8 where the device offered it)."""
+        return self.tensor.host_memory_flags()
 
     def write(self, data, offset: int = 0) -> None:
         raw = host_bytes(np.asarray(data), "data")

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import UnsupportedError
 
 LIBRARY = "libdmlvk_kompute.so"
-ABI_VERSION = 1
+ABI_VERSION = 2
 LOADER_MISSING = ("the Vulkan loader (libvulkan.so.1) is not installed: install it with a driver "
                   "(Debian/Ubuntu: apt install libvulkan1 mesa-vulkan-drivers, or your GPU vendor's driver)")
 
@@ -28,6 +28,7 @@ _SIGNATURES = {        # name: (result, arguments)
     "dmlvk_kp_abi_version": (_u32, []),
     "dmlvk_kp_last_error": (ctypes.c_char_p, []),
     "dmlvk_kp_set_fence_spin_us": (None, [_u32]),
+    "dmlvk_kp_set_host_cached": (None, [ctypes.c_int]),
     "dmlvk_manager_new": (ctypes.c_int, [_u32, _P(_p)]),
     "dmlvk_manager_free": (None, [_p]),
     "dmlvk_manager_clear": (ctypes.c_int, [_p]),
@@ -37,6 +38,7 @@ _SIGNATURES = {        # name: (result, arguments)
     "dmlvk_tensor_new": (ctypes.c_int, [_p, _u32, ctypes.c_int, _P(_p)]),
     "dmlvk_tensor_free": (None, [_p]),
     "dmlvk_tensor_data": (_p, [_p, _P(_u64)]),
+    "dmlvk_tensor_host_memory_flags": (_u32, [_p]),
     "dmlvk_algorithm_new": (ctypes.c_int, [_p, _P(_p), _u32, _p, _u64, _p, _p, _u32, _p, _u32, _P(_p)]),
     "dmlvk_algorithm_free": (None, [_p]),
     "dmlvk_algorithm_set_tensors": (ctypes.c_int, [_p, _P(_p), _u32]),
@@ -119,6 +121,13 @@ class _Owned:
             self.handle = None
 
 
+def set_host_cached(prefer: bool) -> None:
+    """Host-visible memory (host tensors, device tensors' staging) of tensors made from now on from a
+    HOST_CACHED memory type where the device has one (process-wide; the CPU reads uncached,
+    write-combined memory slowly)."""
+    load().dmlvk_kp_set_host_cached(int(bool(prefer)))
+
+
 def set_fence_spin_us(microseconds: int) -> None:
     """Poll a submission's fence for up to this many microseconds before blocking (process-wide)."""
     load().dmlvk_kp_set_fence_spin_us(int(microseconds))
@@ -197,6 +206,10 @@ class Tensor(_Owned):
         raw = (ctypes.c_uint8 * size.value).from_address(ptr)
         raw._tensor = self
         return np.frombuffer(raw, np.uint8)
+
+    def host_memory_flags(self) -> int:
+        """The VkMemoryPropertyFlags of the tensor's mapped host memory (a device tensor's staging)."""
+        return int(_lib.dmlvk_tensor_host_memory_flags(self.handle))
 
 
 class Algorithm(_Owned):
