@@ -6,7 +6,7 @@ from .tensor import TensorDesc, calc_buffer_tensor_size, packed_strides
 from .runtime.capabilities import Capabilities
 from .runtime.commands import CommandList
 from .runtime.device import Buffer, Device, OutOfDeviceMemory, default_device, devices
-from .arrays import DeviceArray, asarray
+from .arrays import DeviceArray, asarray, host_empty
 from .ops.base import CompiledOperator
 from .ops.depth_space import (DepthToSpace1Desc, DepthToSpaceDesc, SpaceToDepth1Desc,
                               SpaceToDepthDesc, depth_to_space, space_to_depth)
@@ -21,7 +21,7 @@ __all__ = [
     "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory", "ShaderCompileError",
     "TensorDesc", "calc_buffer_tensor_size", "packed_strides",
     "Device", "Buffer", "devices", "default_device", "CompiledOperator", "CommandList", "Capabilities",
-    "DeviceArray", "asarray",
+    "DeviceArray", "asarray", "host_empty",
     "DepthToSpaceDesc", "SpaceToDepthDesc", "DepthToSpace1Desc", "SpaceToDepth1Desc",
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",

@@ -2,7 +2,11 @@
 
     xd = dmlvk.asarray(x)                               # one upload
     yd = dmlvk.depth_to_space(xd, 2)                    # a DeviceArray: no host round trip
-    y = yd.numpy()                                      # one download (np.asarray(yd) too)"""
+    y = yd.numpy()                                      # one download (np.asarray(yd) too)
+
+A DeviceArray in host memory (host_empty) is read and written by the device in place: its .host is a
+numpy view of that memory, so a frame written there is an input and an output bound there is read
+with no copy on either side."""
 from __future__ import annotations
 
 from typing import Optional
@@ -51,6 +55,16 @@ class DeviceArray:
             acc *= s
         return tuple(reversed(out))
 
+    @property
+    def host(self) -> np.ndarray:
+        """A DeviceArray in host memory (host_empty): a numpy view of its bytes, which the device reads
+        and writes in place (write an input there before the call, read an output after it). A
+        ValueError for one in device memory (numpy() copies that out)."""
+        if not self.buffer.host_visible:
+            raise ValueError("this DeviceArray is in device memory, which the host cannot map: numpy() copies it "
+                             "out (dmlvk.host_empty makes arrays in host memory)")
+        return self.buffer.host[:self.nbytes].view(self.dtype).reshape(self.shape)
+
     def numpy(self) -> np.ndarray:
         """A host copy."""
         return self.buffer.read()[:self.nbytes].view(self.dtype).reshape(self.shape)
@@ -67,6 +81,20 @@ def empty(shape, dtype, device: Device) -> DeviceArray:
     """An uninitialised (zero-filled) DeviceArray; its Buffer is whole words."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
     return DeviceArray(device.buffer(max(4, -(-nbytes // 4) * 4)), shape, dtype)
+
+
+def host_empty(shape, dtype, device: Optional[Device] = None) -> DeviceArray:
+    """A zero-filled DeviceArray in host memory that the device reads and writes in place (mapped and
+    pinned; cached where the device has such memory): fill its .host with a frame and bind it as a
+    session's or operator's input, or give it as an output (outputs={name: array}) and read .host
+    after the call: no copy between the user's array and the device, which reads and writes it
+    across the host link as its kernels go."""
+    device = resolve_device(device)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"shape must be sizes of 0 or more, got {shape}")
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    return DeviceArray(Buffer(device, max(4, -(-nbytes // 4) * 4), host_visible=True), shape, dtype)
 
 
 def asarray(x, device: Optional[Device] = None) -> DeviceArray:

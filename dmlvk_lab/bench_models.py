@@ -17,7 +17,8 @@ dispatch by dispatch against the device's floors (dmlvk_lab/bench_layers.py).
 Against the host link (host_link, same run): each frame's bound, max(input bytes / host-to-device,
 output bytes / device-to-host) at the rates of dmlvk's staged transfers, beside the pipelined
 figure; and the same model with uint8 pixel frames in and out (InferenceSession(inputs="pixels",
-outputs="pixels")): its device work, end to end, pipelined, against min(device work, its bound).
+outputs="pixels")): its device work, end to end, pipelined, against min(device work, its bound),
+and run with dmlvk.host_empty arrays in and out (read and written by the device in place).
 
 The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
 (cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
@@ -94,6 +95,10 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             row["pixels_device_s"] = timer(lambda k: time_dispatches(device, px_dispatches, k, barriers=True))["median_s"]
             row["pixels_link_bound_s"] = link_bound(link, px.nbytes, y.size)
             row["pixels_end_to_end_s"] = _median_wall(lambda: pixels.run(None, {"x": px}), 5, warm=1)
+            hx, hy = arrays.host_empty(px.shape, np.uint8, device), arrays.host_empty(y.shape, np.uint8, device)
+            hx.host[...] = px
+            row["pixels_host_arrays_s"] = _median_wall(lambda: pixels.run(None, {"x": hx}, outputs={"y": hy}), 5, warm=1)
+            row["pixels_differing"] += int(np.count_nonzero(hy.host != want_px))
             px_stream = [{"x": px}] * STREAM_FRAMES
             row["pixels_pipelined_s"] = _median_wall(lambda: _consume(pixels.run_stream(None, px_stream)), 3,
                                                      warm=1) / STREAM_FRAMES
@@ -326,10 +331,11 @@ def link_markdown(m: dict) -> list:
            "of a frame: max(input bytes / host-to-device, output bytes / device-to-host). Pixels: "
            "InferenceSession(inputs=\"pixels\", outputs=\"pixels\"), uint8 frames in and out (nodes as run: "
            f"{', '.join(m.get('pixel_nodes', []))}), every output element compared with the pixels of the float "
-           "output for the same frame as floats (p / 255).", "",
+           "output for the same frame as floats (p / 255); host arrays: session.run with dmlvk.host_empty arrays in "
+           "and out, which the device reads and writes in place (no copy on the host).", "",
            "| input | batch | float32 link bound | float32 pipelined | / bound | pixels device | pixels link bound | "
-           "pixels end to end | pixels pipelined | / min(device, bound) | pixels differing |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "pixels end to end | pixels pipelined | / min(device, bound) | pixels, host arrays in and out | pixels differing |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in m["rows"]:
         if "link_bound_s" not in r:
             continue
@@ -337,5 +343,5 @@ def link_markdown(m: dict) -> list:
         out.append(f"| {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'link_bound_s')} | "
                    f"{fps(r, 'pipelined_s')} | {of(r, 'pipelined_s', 'link_bound_s')} | {fps(r, 'pixels_device_s')} | "
                    f"{fps(r, 'pixels_link_bound_s')} | {fps(r, 'pixels_end_to_end_s')} | {fps(r, 'pixels_pipelined_s')} | "
-                   f"{best / r['pixels_pipelined_s']:.2f} | {r['pixels_differing']} |")
+                   f"{best / r['pixels_pipelined_s']:.2f} | {fps(r, 'pixels_host_arrays_s')} | {r['pixels_differing']} |")
     return out + [""]

@@ -184,3 +184,25 @@ def test_only_per_tensor_constant_eight_bit_parameters_have_an_eight_bit_form():
         pixels.feed_quantized(_edge_model(outputs=("y", "x")), "quantized")
     with pytest.raises(ValueError, match="output 'x' is a graph input or constant"):
         pixels.give_quantized(_edge_model(outputs=("y", "x")), "quantized")
+
+
+def test_host_arrays_are_bound_in_place(device):
+    """dmlvk.host_empty arrays as a session's input and output: the frame written into .host is read
+    by the device in place, the output read from .host after the call, both run()'s bytes; arrays
+    taken in turn; a DeviceArray in device memory has no .host."""
+    model = CASES["espcn"][0]()
+    s = InferenceSession(model, device=device, inputs="pixels", outputs="pixels")
+    frames = [every_byte((1, 1, 12, 20), seed=k) for k in range(3)]
+    want = [s.run(None, {"x": f})[0] for f in frames]
+    ins = [dmlvk.host_empty(f.shape, np.uint8, device=s.device) for f in frames[:2]]
+    outs = [dmlvk.host_empty(want[0].shape, np.uint8, device=s.device) for _ in range(2)]
+    for k, f in enumerate(frames):
+        x, y = ins[k % 2], outs[k % 2]
+        x.host[...] = f
+        (got,) = s.run(None, {"x": x}, outputs={"y": y})
+        assert got is y and np.array_equal(y.host, want[k]) and np.array_equal(y.numpy(), want[k]), k
+    assert not ins[0].host.flags.owndata and ins[0].host.base is not None          # a view, not a copy
+    with pytest.raises(ValueError, match="in device memory"):
+        dmlvk.asarray(frames[0], device=s.device).host
+    with pytest.raises(ValueError, match="shape must be sizes of 0 or more"):
+        dmlvk.host_empty((2, -1), np.uint8)
