@@ -48,7 +48,7 @@ def test_zoo_models_run_like_onnxruntime(device, tmp_path, name, activations):
     model = models.quantize(ZOO[name](), models.calibration_frames(), quant_format="QDQ", activation_type=activations)
     x = np.concatenate(models.calibration_frames(2, 13, 20, seed=5))
     want = run_ort(model, {"x": x})
-    session = InferenceSession(model, device=device)
+    session = InferenceSession(model, device=device, fallback=False)
     got = session.run(None, {"x": x})
     assert not {"Conv", "Add", "Mul", "Concat", "PRelu", "LeakyRelu", "Clip"} & set(session.nodes), session.nodes
     options = ort.SessionOptions()
@@ -130,7 +130,8 @@ def test_tile_and_resize_move_bytes_like_onnxruntime(device, rng, dt):
     for repeats in ([1, 1, 2, 1], [1, 3, 1, 2], [2, 1, 3, 4], [1, 1, 1, 1]):
         m = _model([helper.make_node("Tile", ["x", "r"], ["y"])], [helper.make_tensor_value_info("x", t, None)],
                    [helper.make_tensor_value_info("y", t, None)], {"r": np.array(repeats, np.int64)})
-        assert np.array_equal(InferenceSession(m, device=device).run(None, {"x": x})[0], run_ort(m, {"x": x})[0])
+        got = InferenceSession(m, device=device, fallback=False).run(None, {"x": x})[0]
+        assert np.array_equal(got, run_ort(m, {"x": x})[0])
     for attrs, scales, sizes in (
             (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), [1, 1, 2, 2], None),
             (dict(mode="nearest"), [1, 1, 4, 3], None),
@@ -138,7 +139,7 @@ def test_tile_and_resize_move_bytes_like_onnxruntime(device, rng, dt):
              None, [2, 3, 10, 28]),
             (dict(mode="nearest", coordinate_transformation_mode="pytorch_half_pixel"), [1, 2, 3, 1], None)):
         m = _resize_model(dt, attrs, scales, sizes)
-        got = InferenceSession(m, device=device).run(None, {"x": x})[0]
+        got = InferenceSession(m, device=device, fallback=False).run(None, {"x": x})[0]
         assert np.array_equal(got, run_ort(m, {"x": x})[0]), attrs
     m = _resize_model(dt, dict(mode="nearest", coordinate_transformation_mode="asymmetric",
                                nearest_mode="round_prefer_ceil"), [1, 1, 2, 2])
@@ -146,6 +147,36 @@ def test_tile_and_resize_move_bytes_like_onnxruntime(device, rng, dt):
         InferenceSession(m, device=device, fallback=False).run(None, {"x": x})
     with pytest.raises(UnsupportedModelError, match="rs: Resize mode 'linear'"):
         InferenceSession(_resize_model(dt, dict(mode="linear"), [1, 1, 2, 2]), device=device, fallback=False)
+
+
+def test_tile_and_resize_at_their_boundaries(device, rng):
+    """A move split into exactly 8 dimensions runs (Tile repeating every axis of a 4-D tensor, rank 5
+    with two axes repeated); one split into 9 is refused by name, as are repeats of the wrong count or
+    below 1; Resize-10's (X, scales) form runs; constant scales that are empty with no sizes are
+    refused."""
+    t = TensorProto.UINT8
+    tile = lambda repeats: _model([helper.make_node("Tile", ["x", "r"], ["y"], name="tl")],
+                                  [helper.make_tensor_value_info("x", t, None)], [helper.make_tensor_value_info("y", t, None)],
+                                  {"r": np.array(repeats, np.int64)})
+    for shape, repeats in (((2, 3, 2, 3), [2, 2, 3, 2]), ((2, 1, 3, 2, 2), [1, 1, 2, 1, 3])):
+        x = rng.integers(0, 256, shape).astype(np.uint8)
+        m = tile(repeats)
+        got = InferenceSession(m, device=device, fallback=False).run(None, {"x": x})[0]
+        assert np.array_equal(got, run_ort(m, {"x": x})[0])
+    x5 = rng.integers(0, 256, (2, 1, 3, 2, 2)).astype(np.uint8)
+    with pytest.raises(UnsupportedModelError, match=r"tl: Tile of shape \(2, 1, 3, 2, 2\) to .* \(8 dimensions once split\)"):
+        InferenceSession(tile([2, 1, 2, 2, 2]), device=device, fallback=False).run(None, {"x": x5})
+    for repeats in ([1, 2, 1, 1], [1, 1, 0, 1, 1]):
+        with pytest.raises(UnsupportedModelError, match=r"tl: Tile of shape \(2, 1, 3, 2, 2\) by repeats"):
+            InferenceSession(tile(repeats), device=device, fallback=False).run(None, {"x": x5})
+    x = rng.integers(0, 256, (1, 2, 3, 4)).astype(np.uint8)
+    m10 = _model([helper.make_node("Resize", ["x", "scales"], ["y"], name="rs", mode="nearest")],
+                 [helper.make_tensor_value_info("x", t, None)], [helper.make_tensor_value_info("y", t, None)],
+                 {"scales": np.array([1, 1, 2, 3], np.float32)}, opset=10)
+    got = InferenceSession(m10, device=device, fallback=False).run(None, {"x": x})[0]
+    assert np.array_equal(got, run_ort(m10, {"x": x})[0])
+    with pytest.raises(UnsupportedModelError, match="rs: Resize needs constant scales or sizes"):
+        InferenceSession(_resize_model(np.uint8, dict(mode="nearest"), []), device=device, fallback=False)
 
 
 # ---- the fused QDQ lookups ----------------------------------------------------------------------
@@ -169,7 +200,7 @@ def test_leaky_relu_table_is_onnxruntimes(device):
     every output equal to onnxruntime's QLinearLeakyRelu."""
     model = _qdq_unary([helper.make_node("LeakyRelu", ["xf"], ["f"], alpha=0.2, name="lr")])
     x = ((np.arange(256, dtype=np.float32) - 128) * np.float32(0.05)).reshape(1, 1, 16, 16)
-    session = InferenceSession(model, device=device)
+    session = InferenceSession(model, device=device, fallback=False)
     assert "QLinearLeakyRelu" in session.nodes
     got = session.run(None, {"x": x})[0]
     assert np.array_equal(got, run_ort(model, {"x": x})[0])
@@ -194,7 +225,7 @@ def test_prelu_runs_like_onnxruntime(device, rng, slope):
     nodes.append(helper.make_node("PRelu", ["xf", "slope"], ["f"], name="pr"))
     model = _qdq_unary(nodes, dt, (0.037, 0 if dt == np.int8 else 120), (0.029, -5 if dt == np.int8 else 90), consts)
     x = (rng.standard_normal((2, 6, 9, 11)) * 3).astype(np.float32)
-    session = InferenceSession(model, device=device)
+    session = InferenceSession(model, device=device, fallback=False)
     assert "QLinearPRelu" in session.nodes
     assert np.array_equal(session.run(None, {"x": x})[0], run_ort(model, {"x": x})[0])
 
@@ -202,13 +233,14 @@ def test_prelu_runs_like_onnxruntime(device, rng, slope):
 @pytest.mark.parametrize("axis", [1, 2, -1])
 def test_concat_requantizes_like_onnxruntime(device, rng, axis):
     """QDQ Concat of three inputs (one of the output's quantization: moved as it is; one requantized;
-    one a DequantizeLinear of a constant) on the channel axis and others (slices that are not
+    one a DequantizeLinear of a constant of the output's scale but another zero point: requantized too)
+    on the channel axis and others (slices that are not
     contiguous: the per-element kernel), equal to onnxruntime's QLinearConcat."""
     shape = [2, 3, 4, 5]
     other = list(shape)
     other[axis] = 2
     c = {"s0": np.float32(0.02), "z0": np.uint8(128), "s1": np.float32(0.031), "z1": np.uint8(117),
-         "s2": np.float32(0.013), "z2": np.uint8(3), "ys": np.float32(0.02), "yz": np.uint8(128),
+         "s2": np.float32(0.02), "z2": np.uint8(3), "ys": np.float32(0.02), "yz": np.uint8(128),
          "k": rng.integers(0, 256, other).astype(np.uint8)}
     nodes = [helper.make_node("QuantizeLinear", ["a", "s0", "z0"], ["aq"]),
              helper.make_node("DequantizeLinear", ["aq", "s0", "z0"], ["af"]),
@@ -222,7 +254,7 @@ def test_concat_requantizes_like_onnxruntime(device, rng, axis):
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], c)
     feeds = {"a": (rng.standard_normal(shape) * 2).astype(np.float32),
              "b": (rng.standard_normal(shape) * 2).astype(np.float32)}
-    session = InferenceSession(model, device=device)
+    session = InferenceSession(model, device=device, fallback=False)
     assert "QLinearConcat" in session.nodes
     assert np.array_equal(session.run(None, feeds)[0], run_ort(model, feeds)[0])
 

@@ -154,3 +154,13 @@ def test_an_interrupted_job_leaves_nothing_under_the_outputs_name(device, tmp_pa
                         progress=False)
     assert dst.read_bytes() == b"an earlier file"
     assert sorted(os.listdir(tmp_path)) == ["in.mkv", "out.mkv"]
+
+
+def test_the_video_benchmark_gives_its_three_figures(device):
+    """dmlvk_lab/bench_video.py on a tiny clip: the job (pixels in and out), decoding and encoding
+    alone on the same file, and the device work, each a positive frame rate."""
+    from dmlvk_lab import bench_video
+    r = bench_video.measure(24, 32, 4, device=device)
+    assert r["output"] == [48, 64] and r["formats"] == ["pixels", "pixels"]
+    assert all(r[k] > 0 for k in ("job_fps", "decode_encode_alone_fps", "device_work_fps"))
+    assert "| decoding, scaling and encoding alone (the job without the model) |" in "\n".join(bench_video.markdown(r))
