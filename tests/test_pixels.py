@@ -184,6 +184,10 @@ def test_only_per_tensor_constant_eight_bit_parameters_have_an_eight_bit_form():
         pixels.feed_quantized(_edge_model(outputs=("y", "x")), "quantized")
     with pytest.raises(ValueError, match="output 'x' is a graph input or constant"):
         pixels.give_quantized(_edge_model(outputs=("y", "x")), "quantized")
+    again = _edge_model(outputs=("y", "y8"))
+    again = again.with_nodes(again.nodes + (graphs.Node("QuantizeLinear", "requant", ("y", "s", "z"), ("y8",)),))
+    with pytest.raises(ValueError, match="output 'y' is also read by QuantizeLinear 'requant', which takes the floats"):
+        pixels.give_quantized(again, "pixels")
 
 
 def test_host_arrays_are_bound_in_place(device):

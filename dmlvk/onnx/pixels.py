@@ -147,6 +147,9 @@ def give_quantized(graph: Graph, form: str) -> Tuple[Graph, Dict[str, tuple]]:
             raise _refused("outputs", form, arg.name, f"is {made}: only an output of a per-tensor DequantizeLinear "
                            "(with a zero point and 8-bit constant parameters; layout ops and a Clip may follow it) "
                            "has an 8-bit form")
+        readers = sorted({f"{r.op} {r.name!r}" for r in graph.users(arg.name)})
+        if readers:
+            raise _refused("outputs", form, arg.name, f"is also read by {', '.join(readers)}, which takes the floats")
         scale, zp, dtype = params
         clip = d.attrs.get("clip")
         if form == "quantized" and clip is not None:
