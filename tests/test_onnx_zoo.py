@@ -303,10 +303,15 @@ def test_clip_after_the_last_dequantize_runs_like_onnxruntime(device, rng, case)
 
 # ---- the lookup kernel ----------------------------------------------------------------------------
 
-def test_lookup_kernel_moves_and_maps_bytes(device, rng):
+@pytest.mark.parametrize("out", [np.uint8, np.float16])
+def test_lookup_kernel_moves_and_maps_bytes(device, rng, out):
     """Random parts against numpy: ranks 1-8, broadcast and permuted inputs, one table or one per
     coordinate of an axis, outputs packed from odd offsets (partial words kept: lookup.words) and
-    strided (lookup.elements), two parts into one output in turn."""
+    strided (lookup.elements), two parts into one output in turn; 8-bit and float16 outputs (tables
+    of any 16-bit patterns, compared bit for bit)."""
+    out = np.dtype(out)
+    bits = np.uint8 if out.itemsize == 1 else np.uint16
+    per_word = 4 // out.itemsize
     for trial in range(24):
         rank = 1 + trial % 8
         sizes = tuple(int(s) for s in rng.integers(1, 4, rank))
@@ -318,7 +323,8 @@ def test_lookup_kernel_moves_and_maps_bytes(device, rng):
         extent = sum((s - 1) * st for s, st in zip(sizes, in_strides)) + 1
         x = rng.integers(0, 256, extent, dtype=np.uint8)
         axis = int(rng.integers(0, rank)) if trial % 3 else None
-        tables = rng.integers(0, 256, (sizes[axis] if axis is not None else 1, 256), dtype=np.uint8)
+        tables = rng.integers(0, np.iinfo(bits).max + 1, (sizes[axis] if axis is not None else 1, 256)).astype(bits)
+        second_table = rng.integers(0, np.iinfo(bits).max + 1, 256).astype(bits)
         count = int(np.prod(sizes))
         offset = int(rng.integers(0, 7))
         packed = trial % 2 == 0
@@ -327,16 +333,16 @@ def test_lookup_kernel_moves_and_maps_bytes(device, rng):
         else:
             out_strides = tuple(int(v) * 2 for v in np.cumprod((1,) + sizes[::-1])[:-1][::-1])
             out_sizes = (offset + 2 * (sum((s - 1) * st for s, st in zip(sizes, out_strides)) + 1),)
-        part = move(sizes, in_strides, out_strides, offset, tables if axis is not None else tables[0], axis)
-        second = move(sizes, in_strides, out_strides, offset + (count if packed else 1))
-        desc = LookupDesc((part, second), (np.uint8, np.uint8), np.uint8, out_sizes)
+        part = move(sizes, in_strides, out_strides, offset, (tables if axis is not None else tables[0]).view(out), axis)
+        second = move(sizes, in_strides, out_strides, offset + (count if packed else 1), second_table.view(out))
+        desc = LookupDesc((part, second), (np.uint8, np.uint8), out, out_sizes)
         op = device.create_operator(desc)
         assert [k.variant for k in op.kernels] == ["lookup.words" if packed else "lookup.elements"] * 2
-        y0 = rng.integers(0, 256, out_sizes[0] + (-out_sizes[0]) % 4 + 4, dtype=np.uint8)
-        out = device.upload(y0)          # a Buffer: the bytes the parts do not write stay (as in a plan)
+        y0 = rng.integers(0, np.iinfo(bits).max + 1, out_sizes[0] + (-out_sizes[0]) % per_word + per_word).astype(bits)
+        buf = device.upload(y0)          # a Buffer: the elements the parts do not write stay (as in a plan)
         padded = np.concatenate([x, np.zeros(4, np.uint8)])       # whole words
-        op.execute([padded, padded], [out])
-        y = out.read()[:y0.size]
+        op.execute([padded, padded], [buf])
+        y = buf.read()[:y0.nbytes].view(bits)
         want = y0.copy()
         view = np.lib.stride_tricks.as_strided(x, sizes, in_strides)
         index = np.indices(sizes).reshape(rank, -1).T
@@ -346,8 +352,10 @@ def test_lookup_kernel_moves_and_maps_bytes(device, rng):
             t = tables[idx[axis]] if axis is not None else tables[0]
             o = offset + sum(i * s for i, s in zip(idx, ostr))
             want[o] = t[v]
-            want[o + (count if packed else 1)] = v
+            want[o + (count if packed else 1)] = second_table[v]
         assert np.array_equal(y, want), trial
+    with pytest.raises(TypeError, match="a float16 lookup needs tables of float16 entries, got uint8"):
+        LookupDesc((move((4,), (1,)),), (np.uint8,), np.float16, (4,))
 
 
 # ---- census and placement --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 import dmlvk
 from dmlvk.onnx import InferenceSession, UnsupportedModelError
 from dmlvk.onnx import graph as graphs, pixels, video
-from dmlvk.onnx.pixels import FORMATS, TO_PIXELS, TO_QUANTIZED, from_pixels, to_pixels
+from dmlvk.onnx.pixels import FORMATS, OUTPUT_FORMATS, TO_FLOAT16, TO_PIXELS, TO_QUANTIZED, from_pixels, to_pixels
 from dmlvk.ops.lookup import onnxruntime_quantize
 from dmlvk_lab import onnx_models as models
 
@@ -56,7 +56,8 @@ def test_every_format_equals_the_float_path(device, case):
     """Every (inputs, outputs) pair against the float session on frames holding every byte value: 8-bit
     inputs carry the QuantizeLinear of p / 255 (nothing runs at scale 1/255, zero point 0; a table
     otherwise), quantized outputs dequantize to the float output exactly, pixel outputs are its
-    to_pixels; the float path itself equals onnxruntime's (uint8 activations)."""
+    to_pixels, float16 outputs it rounded to float16 (bit for bit); the float path itself equals
+    onnxruntime's (uint8 activations)."""
     name, model, table_in, clipped = case
     px = every_byte((2, 1, 16, 24))
     x = from_pixels(px, np.float32)
@@ -64,7 +65,7 @@ def test_every_format_equals_the_float_path(device, case):
     want = base.run(None, {"x": x})[0]
     if "int8" not in name:
         assert np.array_equal(want, run_ort(model, {"x": x})[0])
-    for inputs, outputs in itertools.product(FORMATS, FORMATS):
+    for inputs, outputs in itertools.product(FORMATS, OUTPUT_FORMATS):
         if outputs == "quantized" and clipped:
             with pytest.raises(ValueError, match="outputs='quantized': the model's output 'y' is clipped"):
                 InferenceSession(model, device=device, inputs=inputs, outputs=outputs)
@@ -88,6 +89,9 @@ def test_every_format_equals_the_float_path(device, case):
         assert "DequantizeLinear" not in s.nodes and "DequantizeLinear+Clip" not in s.nodes
         if outputs == "quantized":
             assert np.array_equal((got.astype(np.int64) - zp).astype(np.float32) * scale, want), (inputs, outputs)
+        elif outputs == "float16":
+            assert got.dtype == np.float16 and TO_FLOAT16 in s.nodes
+            assert np.array_equal(got.view(np.uint16), want.astype(np.float16).view(np.uint16)), (inputs, outputs)
         else:
             assert got.dtype == np.uint8 and np.array_equal(got, to_pixels(want)), (inputs, outputs)
             # the output is the identity where the quantization is pixels' own and no Clip cuts a pixel
@@ -127,7 +131,7 @@ def test_inputs_and_outputs_without_an_eight_bit_form_are_refused(device):
     model = CASES["espcn"][0]()
     with pytest.raises(ValueError, match="inputs must be one of 'float', 'quantized', 'pixels', got 'uint8'"):
         InferenceSession(model, device=device, inputs="uint8")
-    with pytest.raises(ValueError, match="outputs must be one of"):
+    with pytest.raises(ValueError, match="outputs must be one of 'float', 'quantized', 'pixels', 'float16', got None"):
         InferenceSession(model, device=device, outputs=None)
     read = model.__class__()
     read.CopyFrom(model)

@@ -54,9 +54,10 @@ class NodeArg:
     type: str
 
 
-ELEMENT_TYPES = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)"}
+ELEMENT_TYPES = {1: "tensor(float)", 2: "tensor(uint8)", 3: "tensor(int8)", 6: "tensor(int32)", 7: "tensor(int64)",
+                 10: "tensor(float16)"}
 NUMPY_TYPES = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
-               "tensor(int32)": np.int32, "tensor(int64)": np.int64}
+               "tensor(int32)": np.int32, "tensor(int64)": np.int64, "tensor(float16)": np.float16}
 
 
 @dataclass(frozen=True)

@@ -451,6 +451,10 @@ LOWERINGS: Dict[str, Lowering] = {
                                runs="a 256-entry table on the device: the model's DequantizeLinear (and Clip) "
                                     "of an 8-bit output as uint8 pixels (InferenceSession(outputs='pixels'), "
                                     "where that is not the identity)"),
+    pixels.TO_FLOAT16: Lowering(moves.infer_table, moves.lower_table, fuses=("DequantizeLinear", "Clip"),
+                                runs="a table of 256 float16 values on the device: the model's DequantizeLinear "
+                                     "(and Clip) of an 8-bit output rounded to float16 "
+                                     "(InferenceSession(outputs='float16'))"),
     DEQUANTIZED_CONV: Lowering(_infer_dequantized_conv, _lower_dequantized_conv,
                                fuses=("QLinearConv", "DepthToSpace", "DequantizeLinear"),
                                runs="one QUANTIZED_LINEAR_CONVOLUTION kernel whose epilogue also does the "

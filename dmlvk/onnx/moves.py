@@ -274,7 +274,8 @@ def infer_table(n: Node, ctx: Context) -> tuple:
 
 
 def lower_table(n: Node, ctx: Context) -> Lowered:
-    """An 8-bit tensor through the node's constant table of 256 entries (input 1), into the table's type."""
+    """An 8-bit tensor through the node's constant table of 256 entries (input 1, 8-bit or float16),
+    into the table's type."""
     shape, dt = _eight_bit(n, ctx)
     table = ctx.graph.consts[n.inputs[1]]
     part = move(shape, packed_strides(shape), tables=table)

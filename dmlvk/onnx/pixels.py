@@ -11,7 +11,9 @@ outputs="quantized": a float output made by a per-tensor DequantizeLinear (once 
     (output_quantization[name]); the DequantizeLinear does not run.
 outputs="pixels": such an output, or its Clip, is given as uint8 pixels: to_pixels of the float output
     (clipped to [0, 1], times 255, rounded half to even), a table of the 256 quantized values; the
-    identity (nothing runs) at scale 1/255 and zero point 0 (uint8) where a Clip changes no pixel."""
+    identity (nothing runs) at scale 1/255 and zero point 0 (uint8) where a Clip changes no pixel.
+outputs="float16": such an output, or its Clip, is given as float16: the float output rounded to
+    float16 (to nearest, ties to even), a table of 256 float16 values (one lookup on the device)."""
 from __future__ import annotations
 
 import dataclasses
@@ -24,9 +26,12 @@ from ..ops.lookup import IDENTITY, byte_values, onnxruntime_quantize
 from .graph import ELEMENT_TYPES, Graph, Node, per_tensor, qparams
 
 FORMATS = ("float", "quantized", "pixels")
+OUTPUT_FORMATS = FORMATS + ("float16",)
 TO_QUANTIZED = "Pixels+QuantizeLinear"        # 8-bit input 0 through the constant table input 1
 TO_PIXELS = "DequantizeLinear+Pixels"
-ONNX_TYPES = {np.dtype(np.uint8): 2, np.dtype(np.int8): 3}
+TO_FLOAT16 = "DequantizeLinear+Float16"
+ONNX_TYPES = {np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.float16): 10}
+EIGHT_BIT = (np.dtype(np.uint8), np.dtype(np.int8))
 
 
 def from_pixels(px: np.ndarray, dtype) -> np.ndarray:
@@ -45,8 +50,9 @@ def to_pixels(y: np.ndarray) -> np.ndarray:
 
 
 def check_format(what: str, form) -> str:
-    if form not in FORMATS:
-        raise ValueError(f"{what} must be one of {', '.join(map(repr, FORMATS))}, got {form!r}")
+    known = OUTPUT_FORMATS if what == "outputs" else FORMATS
+    if form not in known:
+        raise ValueError(f"{what} must be one of {', '.join(map(repr, known))}, got {form!r}")
     return form
 
 
@@ -63,7 +69,7 @@ def _eight_bit_params(n: Node, graph: Graph):
     if n.op != "QuantizeLinear" and not n.input(2):
         return None                  # a DequantizeLinear's input type is its zero point's
     scale, zp = qparams(n, graph)
-    if np.dtype(zp.dtype) not in ONNX_TYPES or scale.dtype != np.float32:
+    if np.dtype(zp.dtype) not in EIGHT_BIT or scale.dtype != np.float32:
         return None
     return np.float32(scale.reshape(-1)[0]), int(zp.reshape(-1)[0]), np.dtype(zp.dtype)
 
@@ -130,7 +136,7 @@ def feed_quantized(graph: Graph, form: str) -> Tuple[Graph, Dict[str, tuple]]:
 
 def give_quantized(graph: Graph, form: str) -> Tuple[Graph, Dict[str, tuple]]:
     """(graph, {output: (scale, zero point)}) with every float output given in 8 bits (form
-    "quantized" or "pixels"), the graph's DequantizeLinear nodes already moved to its end
+    "quantized" or "pixels") or as float16, the graph's DequantizeLinear nodes already moved to its end
     (rewrite.commute) and a Clip after one fused with it (rewrite.fuse_dequantize_clip); a ValueError
     names an output that has no such form."""
     if check_format("outputs", form) == "float":
@@ -164,6 +170,10 @@ def give_quantized(graph: Graph, form: str) -> Tuple[Graph, Dict[str, tuple]]:
         v = (byte_values(dtype).astype(np.int64) - zp).astype(np.float32) * scale
         if clip is not None:
             v = np.minimum(np.maximum(v.astype(np.float32), np.float32(clip[0])), np.float32(clip[1]))
-        nodes[i] = _mapped(TO_PIXELS, d, d.inputs[0], dtype, d.outputs, to_pixels(v.astype(np.float32)), consts)
-        args, infos = _retyped(args, infos, arg.name, np.uint8)
+        v = v.astype(np.float32)
+        if form == "float16":
+            nodes[i] = _mapped(TO_FLOAT16, d, d.inputs[0], dtype, d.outputs, v.astype(np.float16), consts)
+        else:
+            nodes[i] = _mapped(TO_PIXELS, d, d.inputs[0], dtype, d.outputs, to_pixels(v), consts)
+        args, infos = _retyped(args, infos, arg.name, np.float16 if form == "float16" else np.uint8)
     return dataclasses.replace(graph, nodes=tuple(nodes), consts=consts, outputs=args, output_infos=infos), quantization

@@ -71,8 +71,9 @@ class InferenceSession:
     values of the QuantizeLinear that reads them, float outputs given as the 8-bit input of the
     DequantizeLinear that makes them: input_quantization / output_quantization give each one's
     (scale, zero point)) or "pixels" (uint8 pixels p in for the float p / 255; uint8 pixels out,
-    the float output clipped to [0, 1], times 255, rounded half to even). Each equals the float
-    path's result on every element; the bytes that cross the host link are a quarter of float32's.
+    the float output clipped to [0, 1], times 255, rounded half to even); outputs also "float16"
+    (the float output rounded to float16). Each equals the float path's result on every element,
+    converted so; the bytes that cross the host link are a quarter (a half) of float32's.
     They need a model that runs whole on the device (pixels.py says which models have them)."""
 
     def __init__(self, model, device: Optional[Device] = None, host_quantization: bool = False,

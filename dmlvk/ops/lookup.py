@@ -6,7 +6,8 @@ it is any per-tensor map of 8-bit values, exactly as onnxruntime's CPU provider 
 QLinearConcat requantization and QLinearLeakyRelu tables, a DequantizeLinear -> PRelu ->
 QuantizeLinear sandwich with a table per channel): onnxruntime_quantize below.
 
-A LookupDesc has one part per input; the parts write one output buffer, one dispatch each."""
+A LookupDesc has one part per input; the parts write one output buffer, one dispatch each. Outputs are
+8-bit, or float16 through tables of 256 float16 entries (a DequantizeLinear's values, say)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,10 +28,10 @@ GEOMETRY_WORDS = 28
 IDENTITY = np.arange(256, dtype=np.uint8)
 
 TABLE = Table("Lookup (ONNX)", [
-    Variant("lookup.words", "lookup", ("WORDS",),
+    Variant("lookup.words", "lookup", ("WORDS", "OUT16"),
             "a part whose output elements are contiguous: an invocation writes one output word (4 elements, "
-            "each its input byte's table entry, read through any strides)"),
-    Variant("lookup.elements", "lookup", ("WORDS",),
+            "or 2 float16 ones, each its input byte's table entry, read through any strides)"),
+    Variant("lookup.elements", "lookup", ("WORDS", "OUT16"),
             "any output layout: an invocation per element, written with atomicAnd/atomicOr into its word"),
 ], push={"lookup": PushBlock([("count", 1), ("geo", 1)])})
 
@@ -52,18 +53,21 @@ def byte_values(dtype) -> np.ndarray:
     return IDENTITY.view(np.dtype(dtype))
 
 
+OUT_TYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float16))
+
+
 def as_table(values: np.ndarray) -> np.ndarray:
-    """A table of 256 entries (of either 8-bit type) as its bytes."""
+    """Tables of 256 entries (8-bit or float16) as their bytes, a row of 256 x entry size each."""
     values = np.asarray(values)
-    if values.shape[-1] != 256 or values.dtype not in (np.uint8, np.int8):
-        raise ValueError(f"a lookup table is 256 8-bit entries, got {values.dtype} {values.shape}")
-    return np.ascontiguousarray(values).view(np.uint8)
+    if values.shape[-1] != 256 or values.dtype not in OUT_TYPES:
+        raise ValueError(f"a lookup table is 256 8-bit or float16 entries, got {values.dtype} {values.shape}")
+    return np.ascontiguousarray(values).reshape(-1, 256).view(np.uint8)
 
 
 @dataclass(frozen=True, eq=False)
 class Part:
     """One input's work: its logical sizes (at most 8 dimensions), its element strides (0: broadcast),
-    the output's element strides and first element for it, its tables (T x 256 bytes) and the axis
+    the output's element strides and first element for it, its tables (T x 256 entries of the output's type) and the axis
     whose coordinate chooses the table (None: one table)."""
     sizes: tuple
     in_strides: tuple
@@ -90,20 +94,26 @@ class LookupDesc:
     out_sizes: tuple
 
     def __post_init__(self):
-        for dt in tuple(self.in_dtypes) + (self.out_dtype,):
+        for dt in tuple(self.in_dtypes):
             if np.dtype(dt) not in (np.uint8, np.int8):
-                raise TypeError(f"lookups move 8-bit elements, got {np.dtype(dt)}")
+                raise TypeError(f"lookups read 8-bit elements, got {np.dtype(dt)}")
+        if np.dtype(self.out_dtype) not in OUT_TYPES:
+            raise TypeError(f"lookups write 8-bit or float16 elements, got {np.dtype(self.out_dtype)}")
+        for part in self.parts:
+            if np.asarray(part.tables).dtype.itemsize != np.dtype(self.out_dtype).itemsize:
+                raise TypeError(f"a {np.dtype(self.out_dtype)} lookup needs tables of {np.dtype(self.out_dtype)} "
+                                f"entries, got {np.asarray(part.tables).dtype}")
         for part in self.parts:
             if not 1 <= len(part.sizes) <= MAX_DIMS or part.count == 0:
                 raise UnsupportedError(f"a lookup of sizes {part.sizes}: 1 to {MAX_DIMS} dimensions, no size 0")
 
     def params(self) -> np.ndarray:
         """The parameter Buffer's words: every part's tables, then every part's geometry."""
-        tables = [as_table(p.tables).reshape(-1, 256) for p in self.parts]
+        tables = [as_table(p.tables) for p in self.parts]
         first, words = [], 0
         for t in tables:
             first.append(words)
-            words += 64 * t.shape[0]
+            words += t.size // 4
         out = [np.concatenate(tables).view(np.uint32).reshape(-1)]
         for part, start in zip(self.parts, first):
             geo = np.zeros(GEOMETRY_WORDS, np.uint32)
@@ -117,13 +127,14 @@ class LookupDesc:
         return np.concatenate(out)
 
     def kernels(self, words_ok: bool = True) -> list:
-        table_words = sum(64 * as_table(p.tables).reshape(-1, 256).shape[0] for p in self.parts)
+        table_words = sum(as_table(p.tables).size // 4 for p in self.parts)
+        per_word = 4 // np.dtype(self.out_dtype).itemsize
         out = []
         for k, part in enumerate(self.parts):
             words = words_ok and part.contiguous()
             name = "lookup.words" if words else "lookup.elements"
-            items = (part.out_offset % 4 + part.count + 3) // 4 if words else part.count
-            out.append(TABLE[name].kernel(spec=dict(WORDS=int(words)),
+            items = (part.out_offset % per_word + part.count + per_word - 1) // per_word if words else part.count
+            out.append(TABLE[name].kernel(spec=dict(WORDS=int(words), OUT16=int(per_word == 2)),
                                           push=dict(count=part.count, geo=table_words + k * GEOMETRY_WORDS),
                                           count=items, slots=(k, len(self.parts) + 1, len(self.parts)),
                                           local_size=LOCAL))
