@@ -164,3 +164,31 @@ def test_the_video_benchmark_gives_its_three_figures(device):
     assert r["output"] == [48, 64] and r["formats"] == ["pixels", "pixels"]
     assert all(r[k] > 0 for k in ("job_fps", "decode_encode_alone_fps", "device_work_fps"))
     assert "| decoding, scaling and encoding alone (the job without the model) |" in "\n".join(bench_video.markdown(r))
+
+
+def test_a_pixel_session_refused_at_the_frame_size_runs_the_job_in_float(device, tmp_path):
+    """A model whose nearest Resize is refused on the device only once the frame size is known (its
+    picks repeat no element a whole number of times): the pixel session cannot split it, so the job
+    runs the model's float session (the Resize on the host), every output frame as that session's."""
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.full((1, 1, 3, 3), 1 / 9, np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", ["c", "", "scales"], ["y"], mode="nearest", name="rs",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="round_prefer_ceil")]
+    g = helper.make_graph(nodes, "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 1, "h", "w"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "H", "W"])],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    model = models.quantize(helper.make_model(g, opset_imports=[helper.make_opsetid("", models.OPSET)],
+                                              ir_version=models.IR_VERSION), models.calibration_frames(), quant_format="QDQ")
+    src, dst = tmp_path / "in.mkv", tmp_path / "out.mkv"
+    make_video(src, frames=2, audio=False)
+    session = video.pixel_session(model, device=device)
+    assert session.formats == ("pixels", "pixels")          # refused only once the frame size is known
+    with pytest.warns(UserWarning, match="dmlvk runs .* on the host"):
+        video.run_video(session, str(src), str(dst), codec="ffv1", progress=False)
+    floats = InferenceSession(model, device=device)
+    with pytest.warns(UserWarning, match="dmlvk runs .* on the host"):     # split at its first frame
+        for yuv, got in zip(decoded(src, "yuv420p"), decoded(dst, "yuv420p")):
+            y, = floats.run(None, {"x": video.from_pixels(yuv[:24][None, None], np.float32)})
+            assert np.array_equal(got[:48], video.to_pixels(y[0, 0]))
+    assert floats.parts is not None

@@ -69,6 +69,19 @@ def pixel_session(model, device=None):
         return InferenceSession(model, device=device)
 
 
+def _planned_or_float(session, name: str, shape: tuple, dtype):
+    """The session, where it plans frames of this shape or runs in float; else (a session in 8 bits,
+    which needs the whole model on the device, and a node refused at this shape only) the model's
+    float session, which runs that node on the host: the same frames."""
+    if session.formats == ("float", "float"):
+        return session
+    try:
+        session.plan({name: np.zeros(shape, dtype)})
+        return session
+    except UnsupportedModelError:
+        return InferenceSession(session.model_graph, device=session.device, host_quantization=session.host_quantization)
+
+
 class _Pixels:
     """Frames to model inputs and model outputs back to frames, for one channel count."""
 
@@ -139,6 +152,8 @@ def run_video(session, src: str, dst: str, batch_size: int = 1, codec: Optional[
             raise VideoError(f"{src}'s frames are {w}x{h}; the model's input {name!r} takes {shape[3]}x{shape[2]}")
         if channels == 1 and (w % 2 or h % 2):
             raise VideoError(f"{src}'s frames are {w}x{h}: a one-channel model's luma job needs even sizes (4:2:0)")
+        session = _planned_or_float(session, name, (batch_size, channels, h, w), dtype)
+        name, channels, dtype, out_name = image_model(session)
         folder, base = os.path.split(os.path.abspath(dst))
         stem, ext = os.path.splitext(base)
         partial = os.path.join(folder, f".{stem}.dmlvk-partial{ext}")
