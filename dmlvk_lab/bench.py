@@ -558,6 +558,8 @@ def run_models_only(device: Device, peers: bool, warm_s: float, cpu: bool, shape
         "peers_skipped": [],
     }
     result["models"]["split"] = bench_models.measure_split(timer, shapes[0])
+    result["models"]["zoo"] = bench_models.measure_zoo(timer, shapes[:2], [1] if cpu else bench_models.BATCHES,
+                                                       result["models"]["layers"])
     if peers and not cpu:
         bench_models.add_torch(result, run_peer)
         bench_models.add_webgpu(result, run_peer)

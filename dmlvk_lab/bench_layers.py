@@ -154,7 +154,8 @@ def markdown(section: dict) -> List[str]:
         key = "frame_s" if framed else "s"
         total, alone = sum(r[key] for r in rows), sum(r["s"] for r in rows)
         floor = sum(r["floor_s"] for r in rows)
-        out += [f"### {frame['input'][2]}x{frame['input'][3]}, batch {frame['input'][0]}: "
+        out += [f"### {frame['model'] + ', ' if frame.get('model') else ''}{frame['input'][2]}x{frame['input'][3]}, "
+                f"batch {frame['input'][0]}: "
                 + (f"{total * 1e6:,.1f} us of dispatches in the frame ({alone * 1e6:,.1f} alone)" if framed
                    else f"{total * 1e6:,.1f} us of dispatches alone (not timed in the frame)")
                 + f", floor {floor * 1e6:,.1f} us ({total / floor:.1f}x)", "",

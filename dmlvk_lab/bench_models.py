@@ -20,6 +20,10 @@ figure; and the same model with uint8 pixel frames in and out (InferenceSession(
 outputs="pixels")): its device work, end to end, pipelined, against min(device work, its bound),
 and run with dmlvk.host_empty arrays in and out (read and written by the device in place).
 
+The zoo's larger models (measure_zoo: QuickSRNet-Large x2 and SRVGGNetCompact x4, QDQ): device work,
+end to end and pixels pipelined at the first two sizes, batch 1 and 8; batch 1 at the first size
+dispatch by dispatch against the floors, and compared with onnxruntime's CPU on every element.
+
 The PyTorch peers run the same network in float16, channels_last, each in its own process: eager
 (cuDNN) and torch.compile(mode="max-autotune") (Triton kernels and CUDA graphs; compiled once per
 input shape in each of TORCH_COMPILES processes, each with empty compile caches of its own, the
@@ -114,6 +118,68 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             "nodes": session.nodes, "pixel_nodes": pixels.nodes, "rows": rows, "host_link": link,
             "layers": {"copy_bandwidth": bandwidth, "int8_peak_ops": peak,
                        "accumulator_lanes": bench_layers.accumulator_lanes(device), "frames": frames}}
+
+
+# the int8 super-resolution zoo's larger architectures (issue-sized: the papers' layer lists), QDQ as
+# quantize_static writes them
+ZOO = {"QuickSRNet-Large x2": lambda: models.quicksrnet(2, 64, 11),
+       "SRVGGNetCompact x4 (PRelu)": lambda: models.srvgg(4, 64, 16)}
+ZOO_COMPARED = 1 << 20       # input pixels up to which a batch-1 row is compared with onnxruntime's CPU
+
+
+def measure_zoo(timer, shapes, batches, layers: dict) -> list:
+    """Rows of the zoo's models (ZOO): device work (GPU timestamps, as ESPCN's), end to end with float
+    frames and pipelined with uint8 pixel frames; batch 1 at the first shape also dispatch by
+    dispatch against the floors (appended to layers["frames"]), and compared with onnxruntime's CPU
+    on every element where the frame is small enough for the CPU."""
+    import onnxruntime as ort
+    device = timer.device
+    rows = []
+    for name, make in ZOO.items():
+        model = models.quantize(make(), models.calibration_frames(), quant_format="QDQ")
+        session = InferenceSession(model, device=device, fallback=False)
+        pixels = InferenceSession(model, device=device, fallback=False, inputs="pixels", outputs="pixels")
+        ort_session = None
+        for h, w in shapes:
+            for n in ([1] if (h, w) in BATCH_1_ONLY else batches):
+                x = np.concatenate(models.calibration_frames(n, h, w, seed=3))
+                y = session.run(None, {"x": x})[0]
+                row = {"model": name, "input": [n, 1, h, w], "output": list(y.shape), "frames": n, "nodes": session.nodes}
+                _, dispatches, _ = session.device_work({"x": x})
+                row["device_s"] = timer(lambda k: time_dispatches(device, dispatches, k, barriers=True))["median_s"]
+                if n == 1 and (h, w) == tuple(shapes[0]) and layers is not None:
+                    layers["frames"].append({"model": name, "input": [n, 1, h, w], "rows": bench_layers.measure_layers(
+                        timer, dispatches, layers["copy_bandwidth"], layers["int8_peak_ops"])})
+                row["end_to_end_s"] = _median_wall(lambda: session.run(None, {"x": x}), 3, warm=1)
+                px = to_pixels(x)
+                stream = [{"x": px}] * STREAM_FRAMES
+                row["pixels_pipelined_s"] = _median_wall(lambda: _consume(pixels.run_stream(None, stream)), 3,
+                                                         warm=1) / STREAM_FRAMES
+                if n == 1 and h * w <= ZOO_COMPARED:
+                    ort_session = ort_session or ort.InferenceSession(model.SerializeToString(),
+                                                                      providers=["CPUExecutionProvider"])
+                    want = ort_session.run(None, {"x": x})[0]
+                    row["elements_compared"] = int(want.size)
+                    row["elements_differing"] = int(np.count_nonzero(want != y))
+                rows.append(row)
+    return rows
+
+
+def zoo_markdown(rows: list) -> list:
+    fps = lambda r, k: f"{r['frames'] / r[k]:.1f}" if r.get(k) else ""
+    out = ["## The zoo's larger models, frames per second", "",
+           "quantize_static QDQ (u8 activations, s8 per-channel weights), run whole on the device. Device: GPU "
+           "timestamps of the frame's dispatches (float frames in device memory, quantized there); end to end: "
+           "session.run with float frames in and out; pixels pipelined: run_stream of uint8 pixel frames "
+           "(inputs=\"pixels\", outputs=\"pixels\"). PyTorch peers for these models are not measured yet.", "",
+           "| model | input | batch | dmlvk device | end to end | pixels pipelined | outputs equal to onnxruntime's |",
+           "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        eq = (f"{r['elements_compared'] - r['elements_differing']:,} of {r['elements_compared']:,}"
+              if "elements_compared" in r else "")
+        out.append(f"| {r['model']} | {r['input'][2]}x{r['input'][3]} | {r['frames']} | {fps(r, 'device_s')} | "
+                   f"{fps(r, 'end_to_end_s')} | {fps(r, 'pixels_pipelined_s')} | {eq} |")
+    return out + [""]
 
 
 LINK_BYTES = 32 << 20
@@ -307,6 +373,8 @@ def markdown(result: dict) -> list:
     out.append("")
     if m.get("host_link"):
         out += link_markdown(m)
+    if m.get("zoo"):
+        out += zoo_markdown(m["zoo"])
     if m.get("split"):
         out += split_markdown(m["split"])
     if m.get("layers"):

@@ -291,3 +291,15 @@ def test_link_bound_takes_the_slower_direction_and_pixels_against_the_lesser_bou
     text = bench_models.link_markdown({"host_link": link, "rows": rows, "pixel_nodes": ["Identity"]})
     assert "host to device 20.0 GB/s, device to host 40.0 GB/s" in "\n".join(text)
     assert "| 540x960 | 1 | 2500.0 | 1250.0 | 0.50 | 5000.0 | 10000.0 | 2000.0 | 4000.0 | 0.80 | 2500.0 | 0 |" in text
+
+
+def test_zoo_rows_render():
+    # dmlvk_lab/bench_models.py: a zoo row's frames per second and its comparison with onnxruntime
+    from dmlvk_lab import bench_models
+    rows = [{"model": "QuickSRNet-Large x2", "input": [8, 1, 540, 960], "frames": 8, "device_s": 4e-3,
+             "end_to_end_s": 0.1, "pixels_pipelined_s": 1e-2},
+            {"model": "SRVGGNetCompact x4 (PRelu)", "input": [1, 1, 540, 960], "frames": 1, "device_s": 1e-3,
+             "end_to_end_s": 2e-2, "pixels_pipelined_s": 2e-3, "elements_compared": 100, "elements_differing": 0}]
+    text = bench_models.zoo_markdown(rows)
+    assert "| QuickSRNet-Large x2 | 540x960 | 8 | 2000.0 | 80.0 | 800.0 |  |" in text
+    assert "| SRVGGNetCompact x4 (PRelu) | 540x960 | 1 | 1000.0 | 50.0 | 500.0 | 100 of 100 |" in text
