@@ -120,7 +120,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
                        "accumulator_lanes": bench_layers.accumulator_lanes(device), "frames": frames}}
 
 
-# the int8 super-resolution zoo's larger architectures (issue-sized: the papers' layer lists), QDQ as
+# the int8 super-resolution zoo's larger architectures at their papers' sizes, QDQ as
 # quantize_static writes them
 ZOO = {"QuickSRNet-Large x2": lambda: models.quicksrnet(2, 64, 11),
        "SRVGGNetCompact x4 (PRelu)": lambda: models.srvgg(4, 64, 16)}
