@@ -123,6 +123,15 @@ def test_pixels_stream_and_bind_like_run(device):
     assert y is out and np.array_equal(out.numpy(), want[1])
     with pytest.raises(TypeError, match="input 'x' must be uint8"):
         s.run(None, {"x": from_pixels(frames[0], np.float32)})
+    for given in (np.zeros(want[0].shape, np.uint8), [0]):
+        with pytest.raises(TypeError, match="output 'y' must be a dmlvk.DeviceArray"):
+            s.run(None, {"x": frames[0]}, outputs={"y": given})
+    assert s.device_work({"x": frames[0]})[2] == ["device"]            # one device stretch, nothing on the host
+    # a stream's plans (depth of them) are kept for the next stream of the same frames
+    kept = {id(p) for plans in s._stream_plans.values() for p in plans}
+    assert len(kept) == 2
+    list(s.run_stream(None, [{"x": f} for f in frames], depth=2))
+    assert {id(p) for plans in s._stream_plans.values() for p in plans} == kept
 
 
 def test_inputs_and_outputs_without_an_eight_bit_form_are_refused(device):

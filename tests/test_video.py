@@ -192,3 +192,5 @@ def test_a_pixel_session_refused_at_the_frame_size_runs_the_job_in_float(device,
             y, = floats.run(None, {"x": video.from_pixels(yuv[:24][None, None], np.float32)})
             assert np.array_equal(got[:48], video.to_pixels(y[0, 0]))
     assert floats.parts is not None
+    places = floats.placement({"x": np.zeros((1, 1, 24, 32), np.float32)})
+    assert places["rs"] == "host" and "device" in places.values(), places        # the refused node's group alone
