@@ -77,10 +77,11 @@ class DeviceArray:
         return f"<dmlvk.DeviceArray {self.shape} {self.dtype} on {self.device.name}>"
 
 
-def empty(shape, dtype, device: Device) -> DeviceArray:
-    """An uninitialised (zero-filled) DeviceArray; its Buffer is whole words."""
+def empty(shape, dtype, device: Device, host: bool = False) -> DeviceArray:
+    """An uninitialised (zero-filled) DeviceArray; its Buffer is whole words, in host memory the device
+    reads and writes in place where host (host_empty)."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    return DeviceArray(device.buffer(max(4, -(-nbytes // 4) * 4)), shape, dtype)
+    return DeviceArray(Buffer(device, max(4, -(-nbytes // 4) * 4), host_visible=host), shape, dtype)
 
 
 def host_empty(shape, dtype, device: Optional[Device] = None) -> DeviceArray:
@@ -93,8 +94,7 @@ def host_empty(shape, dtype, device: Optional[Device] = None) -> DeviceArray:
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"shape must be sizes of 0 or more, got {shape}")
-    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    return DeviceArray(Buffer(device, max(4, -(-nbytes // 4) * 4), host_visible=True), shape, dtype)
+    return empty(shape, dtype, device, host=True)
 
 
 def asarray(x, device: Optional[Device] = None) -> DeviceArray:

@@ -61,6 +61,11 @@ TORCH_COMPILES = 3
 SPLIT_CHANNELS = 32
 
 
+def device_seconds(timer, dispatches) -> float:
+    """A frame's device work: its dispatches back to back with their barriers, GPU timestamps (median)."""
+    return timer(lambda k: time_dispatches(timer.device, dispatches, k, barriers=True))["median_s"]
+
+
 def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> dict:
     import onnxruntime as ort
     device = timer.device
@@ -78,8 +83,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             y = session.run(None, {"x": x})[0]
             row = {"input": [n, 1, h, w], "output": list(y.shape), "frames": n}
             prog, dispatches, steps = session.device_work({"x": x})
-            t = timer(lambda k: time_dispatches(device, dispatches, k, barriers=True))
-            row["device_s"] = t["median_s"]
+            row["device_s"] = device_seconds(timer, dispatches)
             if n == 1:
                 frames.append({"input": [n, 1, h, w],
                                "rows": bench_layers.measure_layers(timer, dispatches, bandwidth, peak)})
@@ -96,7 +100,7 @@ def measure_models(timer, shapes=SHAPES, batches=BATCHES, ort_batches=(1,)) -> d
             want_px = to_pixels(session.run(None, {"x": from_pixels(px, np.float32)})[0])
             row["pixels_differing"] = int(np.count_nonzero(pixels.run(None, {"x": px})[0] != want_px))
             _, px_dispatches, _ = pixels.device_work({"x": px})
-            row["pixels_device_s"] = timer(lambda k: time_dispatches(device, px_dispatches, k, barriers=True))["median_s"]
+            row["pixels_device_s"] = device_seconds(timer, px_dispatches)
             row["pixels_link_bound_s"] = link_bound(link, px.nbytes, y.size)
             row["pixels_end_to_end_s"] = _median_wall(lambda: pixels.run(None, {"x": px}), 5, warm=1)
             hx, hy = arrays.host_empty(px.shape, np.uint8, device), arrays.host_empty(y.shape, np.uint8, device)
@@ -146,7 +150,7 @@ def measure_zoo(timer, shapes, batches, layers: dict) -> list:
                 y = session.run(None, {"x": x})[0]
                 row = {"model": name, "input": [n, 1, h, w], "output": list(y.shape), "frames": n, "nodes": session.nodes}
                 _, dispatches, _ = session.device_work({"x": x})
-                row["device_s"] = timer(lambda k: time_dispatches(device, dispatches, k, barriers=True))["median_s"]
+                row["device_s"] = device_seconds(timer, dispatches)
                 if n == 1 and (h, w) == tuple(shapes[0]) and layers is not None:
                     layers["frames"].append({"model": name, "input": [n, 1, h, w], "rows": bench_layers.measure_layers(
                         timer, dispatches, layers["copy_bandwidth"], layers["int8_peak_ops"])})

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from ..ops.lookup import IDENTITY, LookupDesc, byte_values, move, onnxruntime_quantize
+from ..ops.lookup import IDENTITY, LookupDesc, dequantized_bytes, move, onnxruntime_quantize
 from ..ops.quantized_conv import small_tensor_bytes
 from ..tensor import packed_strides
 from .graph import Graph, Node
@@ -187,9 +187,8 @@ def _scalar(graph: Graph, name: str):
 def _requantized(x_scale, x_zp, y_scale, y_zp, dtype, f=None) -> np.ndarray:
     """The table of onnxruntime's 8-bit map: dequantized (float32(x - zero point) * scale), f (float32
     values to float32 values; none: the identity), quantized (MlasQuantizeLinear)."""
-    v = (byte_values(dtype).astype(np.int64) - int(x_zp)).astype(np.float32) * np.float32(x_scale)
-    v = v.astype(np.float32) if f is None else f(v.astype(np.float32))
-    return onnxruntime_quantize(v, y_scale, y_zp, dtype)
+    v = dequantized_bytes(dtype, x_zp, x_scale)
+    return onnxruntime_quantize(v if f is None else f(v), y_scale, y_zp, dtype)
 
 
 def infer_concat(n: Node, ctx: Context) -> tuple:

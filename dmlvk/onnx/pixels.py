@@ -22,7 +22,7 @@ from typing import Dict, Tuple
 import numpy as np
 from onnx import helper
 
-from ..ops.lookup import IDENTITY, byte_values, onnxruntime_quantize
+from ..ops.lookup import IDENTITY, dequantized_bytes, onnxruntime_quantize
 from .graph import ELEMENT_TYPES, Graph, Node, per_tensor, qparams
 
 FORMATS = ("float", "quantized", "pixels")
@@ -167,10 +167,9 @@ def give_quantized(graph: Graph, form: str) -> Tuple[Graph, Dict[str, tuple]]:
             nodes[i] = Node("Identity", d.name, d.inputs[:1], d.outputs)
             args, infos = _retyped(args, infos, arg.name, dtype)
             continue
-        v = (byte_values(dtype).astype(np.int64) - zp).astype(np.float32) * scale
+        v = dequantized_bytes(dtype, zp, scale)
         if clip is not None:
-            v = np.minimum(np.maximum(v.astype(np.float32), np.float32(clip[0])), np.float32(clip[1]))
-        v = v.astype(np.float32)
+            v = np.minimum(np.maximum(v, np.float32(clip[0])), np.float32(clip[1]))
         if form == "float16":
             nodes[i] = _mapped(TO_FLOAT16, d, d.inputs[0], dtype, d.outputs, v.astype(np.float16), consts)
         else:

@@ -56,6 +56,13 @@ def byte_values(dtype) -> np.ndarray:
 OUT_TYPES = (np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float16))
 
 
+def dequantized_bytes(dtype, zero_point, scale) -> np.ndarray:
+    """The 256 values of an 8-bit type (byte order) dequantized as onnxruntime does: float32(x - zero
+    point) * scale, in float32."""
+    return ((byte_values(dtype).astype(np.int64) - int(zero_point)).astype(np.float32)
+            * np.float32(scale)).astype(np.float32)
+
+
 def as_table(values: np.ndarray) -> np.ndarray:
     """Tables of 256 entries (8-bit or float16) as their bytes, a row of 256 x entry size each."""
     values = np.asarray(values)
