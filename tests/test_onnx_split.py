@@ -133,9 +133,10 @@ def test_fallback_false_refuses_naming_every_node(device):
 
 
 def test_without_onnxruntime_a_split_model_is_refused_saying_what_to_install(device, monkeypatch):
+    model = onnx.load_from_string(quantized("middle"))               # made with onnxruntime, before
     monkeypatch.setitem(sys.modules, "onnxruntime", None)        # import onnxruntime: ImportError
     with pytest.raises(UnsupportedModelError, match=r"Erf.*pip install onnxruntime"):
-        InferenceSession(onnx.load_from_string(quantized("middle")), device=device)
+        InferenceSession(model, device=device)
 
 
 def test_a_model_the_device_runs_whole_is_not_split(device):

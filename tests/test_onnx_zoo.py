@@ -386,3 +386,22 @@ def test_census_and_placement(device, tmp_path, capsys):
     assert lines[0].endswith("refused") and "  sm: Softmax" in lines and any(s.startswith("  concat: Concat") for s in lines)
     with pytest.raises(SystemExit):
         census.main([str(path), "--shape", "nope=1,2"])
+
+
+@pytest.mark.parametrize("name", ["srvgg-prelu", "sesr", "rrdb"])
+def test_a_deep_network_reuses_its_activation_buffers(device, name):
+    """A plan's stretch gives the Buffer of a tensor nothing reads any more to a later output of its
+    size: SRVGG's chain of convolutions and PReLUs, SESR's residuals and RRDB's dense blocks (whose
+    inputs stay read long after they are made) hold fewer Buffers than they have operators, and run
+    exactly as onnxruntime does (the residual's input kept until its Add)."""
+    model = models.quantize(ZOO[name](), models.calibration_frames(), quant_format="QDQ")
+    x = np.concatenate(models.calibration_frames(1, 13, 20, seed=3))
+    session = InferenceSession(model, device=device, fallback=False)
+    got = session.run(None, {"x": x})
+    plan = session.plan({"x": x})
+    stretch = next(what for kind, what in plan.steps if kind == "device")
+    ops = [n for n, low in stretch.calls if low.kind != "view"]
+    buffers = {id(d.buffer) for d in stretch.produced.values()}
+    assert len(buffers) < len(ops) - 2, (len(buffers), len(ops))
+    want = run_ort(model, {"x": x})
+    assert np.array_equal(got[0], want[0])

@@ -2,7 +2,9 @@
 lowered, and cut into stretches of host work, views and device work; each device stretch recorded
 once as a CommandList (its uploads, its operators with barriers between dependent ones, the
 downloads of what the host needs) and run as one submission.
-Its intermediate tensors stay on the device, in Buffers the plan owns."""
+Its intermediate tensors stay on the device, in Buffers the plan owns: a tensor nothing reads any more
+gives its Buffer to a later one of its size in the same stretch, so a deep network holds a few
+activations, not one Buffer per layer."""
 from __future__ import annotations
 
 import dataclasses
@@ -214,7 +216,11 @@ class Plan:
             uploads.append((name, x.buffer))
             return x
 
-        for n, low in stretch.calls:
+        later = self._needed_after(index)
+        last_read, pinned = _lifetimes(stretch.calls, later)
+        free: Dict[int, list] = {}            # Buffers of this stretch's tensors no longer read, by size
+        owned = {}                            # tensor (its root name) -> (Buffer, size) made for it here
+        for j, (n, low) in enumerate(stretch.calls):
             if low.kind == "view":        # a re-view: the same Buffer
                 src = bufs[n.inputs[0]] if n.inputs[0] in bufs else values[n.inputs[0]]
                 bufs[n.outputs[0]] = OnDevice(src.buffer, low.shape, src.dtype)
@@ -228,11 +234,18 @@ class Plan:
                 if given.buffer.nbytes < low.op.output_descs[0].total_bytes:
                     given = None              # a view of fewer bytes: written there after the run
             out_bytes = low.op.output_descs[0].total_bytes
-            y = bufs[n.outputs[0]] = OnDevice(Buffer(dev, out_bytes) if given is None else given.buffer,
-                                              low.shape, low.dtype)
+            if given is None:
+                spare = free.get(out_bytes)
+                buf = spare.pop() if spare else Buffer(dev, out_bytes)
+                owned[n.outputs[0]] = (buf, out_bytes)
+            y = bufs[n.outputs[0]] = OnDevice(buf if given is None else given.buffer, low.shape, low.dtype)
             commands.record(low.op, [x.buffer] + bindings, [y.buffer])
+            # a tensor whose last reader this was gives its Buffer to a later output of its size (the
+            # CommandList's barrier keeps the reads before the new writes); so does one nobody reads
+            for name in [t for t, (_, _) in owned.items() if last_read.get(t, j) <= j and t not in pinned]:
+                buf, size = owned.pop(name)
+                free.setdefault(size, []).append(buf)
         produced = {n.outputs[0]: bufs[n.outputs[0]] for n, _ in stretch.calls}
-        later = self._needed_after(index)
         downloads = list({id(d.buffer): d.buffer for name, d in produced.items() if name in later}.values())
         for name, d in produced.items():           # left on the device: not in staging
             if d.buffer not in downloads:
@@ -259,6 +272,21 @@ class Plan:
                 name = alias[name]
             out.add(name)
         return out
+
+
+def _lifetimes(calls: list, later: set) -> tuple:
+    """For a stretch's calls: ({tensor: index of the last call that reads it}, the tensors whose
+    Buffers must outlive the stretch), a view's reads and needs counted as its source's."""
+    root: Dict[str, str] = {}
+    for n, low in calls:
+        if low.kind == "view":
+            root[n.outputs[0]] = root.get(n.inputs[0], n.inputs[0])
+    last = {}
+    for j, (n, low) in enumerate(calls):
+        if low.kind != "view":
+            for name in low.reads(n):
+                last[root.get(name, name)] = j
+    return last, {root.get(name, name) for name in later}
 
 
 def _upload(uploads: list, values: dict) -> None:
