@@ -1,5 +1,5 @@
 """dmlvk: DirectML's operators, semantics and validation as Vulkan compute shaders."""
-from .enums import DataType, DepthSpaceOrder, FeatureLevel, OperatorType, TensorFlags
+from .enums import AxisDirection, DataType, DepthSpaceOrder, FeatureLevel, InterpolationMode, OperatorType, TensorFlags
 from .errors import DeviceLimitError, UnsupportedError, ValidationError
 from .runtime.compiler import ShaderCompileError
 from .tensor import TensorDesc, calc_buffer_tensor_size, packed_strides
@@ -14,10 +14,12 @@ from .ops.quantized_conv import QuantizedLinearConvolutionDesc, quantized_linear
 from .ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from .ops.join_tile import JoinDesc, TileDesc
 from .ops.activations import ActivationLeakyReluDesc, ActivationParameterizedReluDesc
+from .ops.resample import Resample1Desc, Resample2Desc, Resample3Desc, ResampleDesc
 
 __version__ = "0.1.0"
 __all__ = [
-    "DataType", "DepthSpaceOrder", "FeatureLevel", "OperatorType", "TensorFlags",
+    "DataType", "DepthSpaceOrder", "FeatureLevel", "OperatorType", "TensorFlags", "InterpolationMode",
+    "AxisDirection",
     "ValidationError", "DeviceLimitError", "UnsupportedError", "OutOfDeviceMemory", "ShaderCompileError",
     "TensorDesc", "calc_buffer_tensor_size", "packed_strides",
     "Device", "Buffer", "devices", "default_device", "CompiledOperator", "CommandList", "Capabilities",
@@ -26,7 +28,7 @@ __all__ = [
     "depth_to_space", "space_to_depth",
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
     "ElementWiseQuantizedLinearAddDesc", "JoinDesc", "TileDesc", "ActivationLeakyReluDesc",
-    "ActivationParameterizedReluDesc",
+    "ActivationParameterizedReluDesc", "ResampleDesc", "Resample1Desc", "Resample2Desc", "Resample3Desc",
 ]
 
 

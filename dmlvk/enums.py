@@ -109,6 +109,18 @@ class DepthSpaceOrder(enum.IntEnum):
         raise ValueError(f"order must be 'DCR', 'CRD' or a DepthSpaceOrder, got {order!r}")
 
 
+class InterpolationMode(enum.IntEnum):
+    """DML_INTERPOLATION_MODE."""
+    NEAREST_NEIGHBOR = 0
+    LINEAR = 1
+
+
+class AxisDirection(enum.IntEnum):
+    """DML_AXIS_DIRECTION: RESAMPLE2/3's RoundingDirection (INCREASING rounds up, DECREASING down)."""
+    INCREASING = 0
+    DECREASING = 1
+
+
 class TensorFlags(enum.IntFlag):
     """DML_TENSOR_FLAGS."""
     NONE = 0x0
@@ -123,10 +135,14 @@ class OperatorType(enum.IntEnum):
     SPACE_TO_DEPTH = 68
     TILE = 70
     DEPTH_TO_SPACE = 69
+    RESAMPLE = 96
     DEPTH_TO_SPACE1 = 113
     SPACE_TO_DEPTH1 = 114
+    RESAMPLE1 = 116
     QUANTIZED_LINEAR_CONVOLUTION = 120
     ELEMENT_WISE_QUANTIZED_LINEAR_ADD = 147
+    RESAMPLE2 = 161
+    RESAMPLE3 = 175
 
     @property
     def dml_name(self) -> str:

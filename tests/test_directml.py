@@ -374,3 +374,57 @@ def test_activations_agree_with_directml(dml):
            L(t((5,)), t((5,)), 0.1), P(t((2, 3), DataType.INT16), t((2, 3), DataType.INT16), t((2, 3), DataType.INT16))]
     wrong = verdicts_differ(device, bad, dml.run([oracle.Case(d) for d in bad]))
     assert not wrong, "\n".join(wrong)
+
+
+def test_resample_agrees_with_directml_byte_for_byte(dml):
+    """RESAMPLE to RESAMPLE3 executed by DirectML and by dmlvk on the same buffers: every version and
+    type (float32, float16, int8, uint8), ranks 1-4, packed and permuted layouts with gaps, random
+    scales; nearest with any offsets, linear with the offsets onnxruntime gives it (input 0 or 0.5,
+    output 0 or -0.5; docs/directml.md names what differs elsewhere): every output byte equal, gaps
+    included."""
+    from test_resample import NUMPY, _values, random_case
+    rng = np.random.default_rng(96)
+    cases = []
+    for k in range(160):
+        dt = [DataType.FLOAT32, DataType.FLOAT16, DataType.UINT8, DataType.INT8][k % 4]
+        linear = k % 2 == 1
+        desc = random_case(rng, dt, k // 4 % 4, int(linear), offsets=(0.5, 0.0) if linear else (0.5, 0.0, 1.0, -0.5, None))
+        if linear:
+            n = len(desc.scales)
+            desc = type(desc)(*[(tuple(rng.choice([-0.5, 0.0], n)) if f == "output_pixel_offsets" else getattr(desc, f))
+                                for f in desc.__dataclass_fields__])
+        inp, out = desc.input_tensor, desc.output_tensor
+        x = rng.integers(0, 256, max(inp.total_bytes, 4), dtype=np.uint8)
+        if dt in (DataType.FLOAT32, DataType.FLOAT16):          # finite values (NaN payloads aside)
+            span = inp.total_bytes // inp.element_bytes
+            x[:span * inp.element_bytes] = _values(rng, dt, span).view(np.uint8)
+        cases.append(oracle.Case(desc, [x, rng.integers(0, 256, max(out.total_bytes, 4), dtype=np.uint8)]))
+    device = dmlvk.Device()
+    wrong = []
+    for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
+        assert got.accepted and got.exec_hr == 0, (i, case.desc, got.create_hr, got.exec_hr)
+        mine = dmlvk_output(device, case)
+        if not np.array_equal(mine, got.output[:mine.size]):
+            wrong.append(f"case {i} {case.desc}: {int((mine != got.output[:mine.size]).sum())} bytes differ")
+    assert not wrong, "\n".join(wrong[:5])
+
+
+def test_resample_validation_agrees_with_directml(dml):
+    """Each of RESAMPLE's rules broken once (at FL 6_4), and descriptions that keep them: accepted or
+    rejected by DirectML as by dmlvk; scales of 0, below 0 and NaN rejected, an infinite one taken."""
+    f32, i32 = DataType.FLOAT32, DataType.INT32
+    t = lambda sizes, dt=f32: TensorDesc(dt, sizes)
+    R, R1, R2, R3 = dmlvk.ResampleDesc, dmlvk.Resample1Desc, dmlvk.Resample2Desc, dmlvk.Resample3Desc
+    half, corner = (0.5, 0.5), (-0.5, -0.5)
+    descs = [R(t((1, 1, 2, 3)), t((1, 1, 4, 6)), 0, (1, 1, 2, 2)), R(t((2, 3)), t((4, 6)), 1, (2, 2)),
+             R(t((2, 3)), t((4, 6)), 0, (2,)), R(t((2, 3)), t((4, 6), DataType.FLOAT16), 0, (2, 2)),
+             R(t((2, 3), i32), t((4, 6), i32), 0, (2, 2)), R(t((1, 1, 1, 2, 3)), t((1, 1, 1, 4, 6)), 0, (1, 1, 1, 2, 2)),
+             R1(t((2, 3)), t((4, 6)), 0, (2, 2), half, corner), R1(t((2, 3)), t((4, 6)), 2, (2, 2), half, corner),
+             R1(t((2, 3)), t((4, 6, 1)), 0, (2, 2), half, corner),
+             R2(t((2, 3)), t((4, 6)), 0, 1, (2, 2), half, corner), R2(t((2, 3)), t((4, 6)), 0, 2, (2, 2), half, corner),
+             R2(t((2, 3), DataType.UINT8), t((9, 1), DataType.UINT8), 1, 0, (2, 2), half, corner),
+             R3(t((2, 3)), t((4, 6)), 1, 0, (2, 2), half, corner, True)]
+    descs += [R2(t((2, 3)), t((4, 6)), 0, 0, (2, s), half, corner) for s in (0.0, -1.0, float("nan"), float("inf"))]
+    device = dmlvk.Device()
+    wrong = verdicts_differ(device, descs, dml.run([oracle.Case(d) for d in descs]))
+    assert not wrong, "\n".join(wrong)

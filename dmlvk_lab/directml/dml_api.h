@@ -44,6 +44,15 @@ typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT Repeats
 typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; FLOAT Alpha; } DML_LEAKY_RELU_DESC;
 typedef struct { const DML_TENSOR_DESC *InputTensor, *SlopeTensor, *OutputTensor; } DML_PRELU_DESC;
 
+/* RESAMPLE (96), RESAMPLE1 (116), RESAMPLE2 (161), RESAMPLE3 (175) */
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT InterpolationMode; UINT ScaleCount;
+                 const FLOAT *Scales; } DML_RESAMPLE_DESC;
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT InterpolationMode; UINT DimensionCount;
+                 const FLOAT *Scales, *InputPixelOffsets, *OutputPixelOffsets; } DML_RESAMPLE1_DESC;
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT InterpolationMode; UINT RoundingDirection;
+                 UINT DimensionCount; const FLOAT *Scales, *InputPixelOffsets, *OutputPixelOffsets; BOOL Antialiased; }
+  DML_RESAMPLE3_DESC;                   /* RESAMPLE2: the same without Antialiased */
+
 #define DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
 #define DML_FEATURE_FEATURE_LEVELS 1
 typedef struct { UINT Count; const INT *Levels; } DML_FEATURE_LEVELS_QUERY;

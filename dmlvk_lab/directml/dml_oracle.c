@@ -5,7 +5,7 @@
  *
  * CASES (little-endian, written by oracle.py):
  *   "DMLC" u32 version(1) u32 count, then per case:
- *   u32 operator (39, 42, 63, 68, 69, 70, 113, 114, 120, 147), u32 execute (1: run it if DirectML accepts it),
+ *   u32 operator (39, 42, 63, 68, 69, 70, 96, 113, 114, 116, 120, 147, 161, 175), u32 execute (1: run it if DirectML accepts it),
  *   depth/space: tensor Input, tensor Output, u32 BlockSize, i32 Order;
  *   QLC: 10 tensors (DirectML's order), u32 DimensionCount, DimensionCount u32 each of Strides,
  *        Dilations, StartPadding, EndPadding, u32 GroupCount;
@@ -13,6 +13,10 @@
  *   JOIN: u32 InputCount (at most 9), the inputs, the output, u32 Axis;
  *   TILE: tensor Input, tensor Output, u32 RepeatsCount, RepeatsCount u32;
  *   LEAKY_RELU: tensor Input, tensor Output, f32 Alpha; PARAMETERIZED_RELU: Input, Slope, Output;
+ *   RESAMPLE, 1, 2, 3: tensor Input, tensor Output, u32 InterpolationMode, u32 RoundingDirection,
+ *        u32 Antialiased, u32 DimensionCount (ScaleCount), then DimensionCount f32 each of Scales,
+ *        InputPixelOffsets and OutputPixelOffsets (RESAMPLE uses only the first two members and
+ *        Scales, RESAMPLE1 not the rounding, RESAMPLE2 not Antialiased);
  *   tensor: u32 kind (0 null, 1 buffer, 2 a desc of Type INVALID), and for 1 and 2: u32 DataType,
  *        u32 Flags, u32 DimensionCount, Sizes, u32 has_strides, Strides (if any), u64 TotalTensorSizeInBytes,
  *        u32 GuaranteedBaseOffsetAlignment;
@@ -265,6 +269,10 @@ static void run_case(FILE *res) {
   DML_TILE_DESC td;
   DML_LEAKY_RELU_DESC lr;
   DML_PRELU_DESC pr;
+  DML_RESAMPLE_DESC rs0;
+  DML_RESAMPLE1_DESC rs1;
+  DML_RESAMPLE3_DESC rs3;
+  FLOAT floats[3][MAX_DIMS];
   DML_TENSOR_DESC joined[9];
   UINT repeats[MAX_DIMS];
   DML_OPERATOR_DESC od;
@@ -299,6 +307,29 @@ static void run_case(FILE *res) {
     pr.OutputTensor = read_tensor(&t[2]);
     n = 3;
     od.Desc = &pr;
+  } else if (type == 96 || type == 116 || type == 161 || type == 175) {
+    UINT mode, rounding, antialiased, count;
+    const DML_TENSOR_DESC *input = read_tensor(&t[0]), *output = read_tensor(&t[1]);
+    n = 2;
+    mode = u32(); rounding = u32(); antialiased = u32(); count = u32();
+    if (count > MAX_DIMS) die("DimensionCount too large for the case file");
+    for (int a = 0; a < 3; a++)
+      for (UINT i = 0; i < count; i++) get(&floats[a][i], 4);
+    if (type == 96) {
+      rs0.InputTensor = input; rs0.OutputTensor = output; rs0.InterpolationMode = mode;
+      rs0.ScaleCount = count; rs0.Scales = floats[0];
+      od.Desc = &rs0;
+    } else if (type == 116) {
+      rs1.InputTensor = input; rs1.OutputTensor = output; rs1.InterpolationMode = mode;
+      rs1.DimensionCount = count; rs1.Scales = floats[0]; rs1.InputPixelOffsets = floats[1];
+      rs1.OutputPixelOffsets = floats[2];
+      od.Desc = &rs1;
+    } else {                             /* RESAMPLE2 reads the members before Antialiased */
+      rs3.InputTensor = input; rs3.OutputTensor = output; rs3.InterpolationMode = mode;
+      rs3.RoundingDirection = rounding; rs3.DimensionCount = count; rs3.Scales = floats[0];
+      rs3.InputPixelOffsets = floats[1]; rs3.OutputPixelOffsets = floats[2]; rs3.Antialiased = (BOOL)antialiased;
+      od.Desc = &rs3;
+    }
   } else if (type == 63) {
     jd.InputCount = u32();
     if (jd.InputCount > 9) die("more JOIN inputs than the case file holds");

@@ -96,6 +96,9 @@ def operator_tensors(desc) -> List[Optional[TensorDesc]]:
     return [desc.input_tensor, desc.output_tensor]
 
 
+RESAMPLES = (dmlvk.ResampleDesc, dmlvk.Resample1Desc, dmlvk.Resample2Desc, dmlvk.Resample3Desc)
+
+
 def expressible(desc) -> Optional[str]:
     """None if DirectML's C structure can carry the description, else why not."""
     for t in operator_tensors(desc):
@@ -111,6 +114,14 @@ def expressible(desc) -> Optional[str]:
         return None if isinstance(desc.axis, (int, np.integer)) and 0 <= desc.axis <= 0xFFFFFFFF else "Axis is no UINT"
     if isinstance(desc, (dmlvk.ActivationLeakyReluDesc, dmlvk.ActivationParameterizedReluDesc)):
         return None
+    if isinstance(desc, RESAMPLES):
+        arrays = [desc.scales] + ([desc.input_pixel_offsets, desc.output_pixel_offsets] if desc.version else [])
+        if any(a is None or len(a) > 16 or len(a) != len(arrays[0]) for a in arrays):
+            return "Scales and offsets are not one DimensionCount of FLOATs (16 at most)"
+        members = [desc.interpolation_mode, getattr(desc, "rounding_direction", 0), getattr(desc, "antialiased", 0)]
+        ok = all(not isinstance(v, bool) and isinstance(v, (int, np.integer)) and 0 <= v <= 0xFFFFFFFF
+                 for v in members[:2]) and isinstance(members[2], (bool, int, np.integer))
+        return None if ok else "InterpolationMode or RoundingDirection is not a UINT"
     if isinstance(desc, dmlvk.TileDesc):
         ok = len(desc.repeats) <= 16 and all(isinstance(r, (int, np.integer)) and 0 <= r <= 0xFFFFFFFF
                                              for r in desc.repeats)
@@ -154,6 +165,14 @@ def encode(case: Case) -> bytes:
         out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor) + struct.pack("<f", desc.alpha)
     elif isinstance(desc, dmlvk.ActivationParameterizedReluDesc):
         out += b"".join(_tensor(t) for t in tensors)
+    elif isinstance(desc, RESAMPLES):
+        n = len(desc.scales)
+        ipo = desc.input_pixel_offsets if desc.version else (0.0,) * n
+        opo = desc.output_pixel_offsets if desc.version else (0.0,) * n
+        out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor)
+        out += _u32(int(desc.interpolation_mode), int(getattr(desc, "rounding_direction", 0)),
+                    int(bool(getattr(desc, "antialiased", False))), n)
+        out += struct.pack(f"<{3 * n}f", *desc.scales, *ipo, *opo)
     elif isinstance(desc, dmlvk.QuantizedLinearConvolutionDesc):
         out += b"".join(_tensor(t) for t in tensors)
         out += _u32(len(desc.strides), *desc.strides, *desc.dilations, *desc.start_padding, *desc.end_padding,
