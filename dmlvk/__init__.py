@@ -15,6 +15,7 @@ from .ops.quantized_add import ElementWiseQuantizedLinearAddDesc
 from .ops.join_tile import JoinDesc, TileDesc
 from .ops.activations import ActivationLeakyReluDesc, ActivationParameterizedReluDesc
 from .ops.resample import Resample1Desc, Resample2Desc, Resample3Desc, ResampleDesc
+from .ops.elementwise import ElementWiseAddDesc, ElementWiseClipDesc, ElementWiseMultiplyDesc
 
 __version__ = "0.1.0"
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "QuantizedLinearConvolutionDesc", "quantized_linear_convolution",
     "ElementWiseQuantizedLinearAddDesc", "JoinDesc", "TileDesc", "ActivationLeakyReluDesc",
     "ActivationParameterizedReluDesc", "ResampleDesc", "Resample1Desc", "Resample2Desc", "Resample3Desc",
+    "ElementWiseAddDesc", "ElementWiseMultiplyDesc", "ElementWiseClipDesc",
 ]
 
 

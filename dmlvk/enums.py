@@ -129,6 +129,9 @@ class TensorFlags(enum.IntFlag):
 
 class OperatorType(enum.IntEnum):
     """DML_OPERATOR_TYPE values of the operators dmlvk implements."""
+    ELEMENT_WISE_ADD = 4
+    ELEMENT_WISE_CLIP = 8
+    ELEMENT_WISE_MULTIPLY = 24
     ACTIVATION_LEAKY_RELU = 39
     ACTIVATION_PARAMETERIZED_RELU = 42
     JOIN = 63

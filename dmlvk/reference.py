@@ -131,7 +131,8 @@ def parameterized_relu(x: np.ndarray, slope) -> np.ndarray:
 
 
 def _to_float16_toward_zero(r: np.ndarray) -> np.ndarray:
-    h = r.astype(np.float16)                                               # to nearest, then toward zero
+    with np.errstate(over="ignore"):
+        h = r.astype(np.float16)                                           # to nearest, then toward zero
     past = np.isfinite(r) & (np.abs(h.astype(np.float32)) > np.abs(r))
     return np.where(past, np.nextafter(h, np.float16(0)), h).astype(np.float16)
 
@@ -187,3 +188,61 @@ def resample(x: np.ndarray, out_shape, scales, input_offsets=None, output_offset
         return _to_float16_toward_zero(v)
     info = np.iinfo(x.dtype)
     return np.trunc(np.clip(v, info.min, info.max)).astype(x.dtype)
+
+
+def _float16_toward_zero_or_infinite(v: np.ndarray) -> np.ndarray:
+    """float32 values to float16 toward zero, a magnitude past 65504 an infinity (DirectML's ADD,
+    MULTIPLY and CLIP results, measured)."""
+    h = _to_float16_toward_zero(v)
+    with np.errstate(all="ignore"):
+        past = np.isfinite(v) & (np.abs(v) > np.float32(65504))
+    return np.where(past, np.copysign(np.float16(np.inf), v), h).astype(np.float16)
+
+
+def element_wise(op: str, a: np.ndarray, b: np.ndarray = None, scale_bias=None, lo: float = 0.0,
+                 hi: float = 0.0) -> np.ndarray:
+    """ELEMENT_WISE_ADD ("add"), MULTIPLY ("multiply") and CLIP ("clip") by their formulas (spec zoo
+    5.2) with DirectML's measured arithmetic: float16 computed in float32 and rounded toward zero (past
+    65504: infinity); integers wrapping; CLIP as max(Min, min(Max, x * Scale + Bias)) (a NaN becomes
+    Max), Min and Max truncated toward zero and saturated for integers, rounded to nearest float16 for
+    float16, integers under a ScaleBias other than (1, 0) computed in float32 and truncated."""
+    a = np.asarray(a)
+    f32 = np.float32
+    if op in ("add", "multiply"):
+        if a.dtype.kind == "f":
+            with np.errstate(all="ignore"):
+                x, y = a.astype(f32), np.asarray(b).astype(f32)
+                v = (x + y if op == "add" else x * y).astype(f32)
+            return v if a.dtype == np.float32 else _float16_toward_zero_or_infinite(v)
+        wide = np.uint64 if a.dtype.kind == "u" else np.int64
+        with np.errstate(all="ignore"):
+            x, y = a.astype(wide), np.asarray(b).astype(wide)
+            return (x + y if op == "add" else x * y).astype(a.dtype)
+    sb = scale_bias
+    if sb is not None and a.dtype.kind != "f" and (f32(sb[0]), f32(sb[1])) == (f32(1), f32(0)):
+        sb = None
+    clip = lambda v, low, high: np.where(np.where(v < high, v, high) > low, np.where(v < high, v, high), low)
+    if a.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            v = a.astype(f32)
+            if sb is not None:
+                v = ((v * f32(sb[0])).astype(f32) + f32(sb[1])).astype(f32)
+            if a.dtype == np.float16:
+                low, high = f32(np.float16(lo)), f32(np.float16(hi))
+                return _float16_toward_zero_or_infinite(clip(v, low, high).astype(f32))
+            return clip(v, f32(lo), f32(hi)).astype(f32)
+    info = np.iinfo(a.dtype)
+    if sb is not None:
+        with np.errstate(all="ignore"):
+            v = ((a.astype(f32) * f32(sb[0])).astype(f32) + f32(sb[1])).astype(f32)
+            v = np.trunc(clip(v, f32(lo), f32(hi)).astype(np.float64))
+        return np.clip(np.nan_to_num(v, nan=0.0), info.min, info.max).astype(a.dtype)
+
+    def bound(value):
+        v = float(f32(value))
+        if np.isnan(v):
+            return info.min
+        return int(np.clip(np.trunc(v), info.min, info.max)) if np.isfinite(v) else (info.max if v > 0 else info.min)
+    low, high = bound(lo), bound(hi)
+    x = a.astype(object) if a.dtype.itemsize == 8 else a.astype(np.int64)
+    return np.array(np.where(np.where(x < high, x, high) > low, np.where(x < high, x, high), low), dtype=a.dtype)

@@ -53,6 +53,12 @@ typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; UINT Interpo
                  UINT DimensionCount; const FLOAT *Scales, *InputPixelOffsets, *OutputPixelOffsets; BOOL Antialiased; }
   DML_RESAMPLE3_DESC;                   /* RESAMPLE2: the same without Antialiased */
 
+/* ELEMENT_WISE_CLIP (8), ELEMENT_WISE_ADD (4), ELEMENT_WISE_MULTIPLY (24) */
+typedef struct { FLOAT Scale, Bias; } DML_SCALE_BIAS;
+typedef struct { const DML_TENSOR_DESC *InputTensor, *OutputTensor; const DML_SCALE_BIAS *ScaleBias; FLOAT Min, Max; }
+  DML_CLIP_DESC;
+typedef struct { const DML_TENSOR_DESC *ATensor, *BTensor, *OutputTensor; } DML_BINARY_DESC;
+
 #define DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT 0
 #define DML_FEATURE_FEATURE_LEVELS 1
 typedef struct { UINT Count; const INT *Levels; } DML_FEATURE_LEVELS_QUERY;

@@ -5,7 +5,7 @@
  *
  * CASES (little-endian, written by oracle.py):
  *   "DMLC" u32 version(1) u32 count, then per case:
- *   u32 operator (39, 42, 63, 68, 69, 70, 96, 113, 114, 116, 120, 147, 161, 175), u32 execute (1: run it if DirectML accepts it),
+ *   u32 operator (4, 8, 24, 39, 42, 63, 68, 69, 70, 96, 113, 114, 116, 120, 147, 161, 175), u32 execute (1: run it if DirectML accepts it),
  *   depth/space: tensor Input, tensor Output, u32 BlockSize, i32 Order;
  *   QLC: 10 tensors (DirectML's order), u32 DimensionCount, DimensionCount u32 each of Strides,
  *        Dilations, StartPadding, EndPadding, u32 GroupCount;
@@ -13,6 +13,8 @@
  *   JOIN: u32 InputCount (at most 9), the inputs, the output, u32 Axis;
  *   TILE: tensor Input, tensor Output, u32 RepeatsCount, RepeatsCount u32;
  *   LEAKY_RELU: tensor Input, tensor Output, f32 Alpha; PARAMETERIZED_RELU: Input, Slope, Output;
+ *   ELEMENT_WISE_ADD, MULTIPLY: tensors A, B, Output; ELEMENT_WISE_CLIP: tensor Input, tensor Output,
+ *        u32 has_scale_bias, f32 Scale, f32 Bias, f32 Min, f32 Max;
  *   RESAMPLE, 1, 2, 3: tensor Input, tensor Output, u32 InterpolationMode, u32 RoundingDirection,
  *        u32 Antialiased, u32 DimensionCount (ScaleCount), then DimensionCount f32 each of Scales,
  *        InputPixelOffsets and OutputPixelOffsets (RESAMPLE uses only the first two members and
@@ -270,6 +272,9 @@ static void run_case(FILE *res) {
   DML_LEAKY_RELU_DESC lr;
   DML_PRELU_DESC pr;
   DML_RESAMPLE_DESC rs0;
+  DML_CLIP_DESC cl;
+  DML_BINARY_DESC bi;
+  DML_SCALE_BIAS sb;
   DML_RESAMPLE1_DESC rs1;
   DML_RESAMPLE3_DESC rs3;
   FLOAT floats[3][MAX_DIMS];
@@ -307,6 +312,21 @@ static void run_case(FILE *res) {
     pr.OutputTensor = read_tensor(&t[2]);
     n = 3;
     od.Desc = &pr;
+  } else if (type == 4 || type == 24) {
+    bi.ATensor = read_tensor(&t[0]);
+    bi.BTensor = read_tensor(&t[1]);
+    bi.OutputTensor = read_tensor(&t[2]);
+    n = 3;
+    od.Desc = &bi;
+  } else if (type == 8) {
+    UINT has;
+    cl.InputTensor = read_tensor(&t[0]);
+    cl.OutputTensor = read_tensor(&t[1]);
+    n = 2;
+    has = u32();
+    get(&sb.Scale, 4); get(&sb.Bias, 4); get(&cl.Min, 4); get(&cl.Max, 4);
+    cl.ScaleBias = has ? &sb : NULL;
+    od.Desc = &cl;
   } else if (type == 96 || type == 116 || type == 161 || type == 175) {
     UINT mode, rounding, antialiased, count;
     const DML_TENSOR_DESC *input = read_tensor(&t[0]), *output = read_tensor(&t[1]);

@@ -93,6 +93,8 @@ def operator_tensors(desc) -> List[Optional[TensorDesc]]:
         return list(desc.input_tensors) + [desc.output_tensor]
     if isinstance(desc, dmlvk.ActivationParameterizedReluDesc):
         return [desc.input_tensor, desc.slope_tensor, desc.output_tensor]
+    if isinstance(desc, dmlvk.ElementWiseAddDesc):             # MULTIPLY too
+        return [desc.a_tensor, desc.b_tensor, desc.output_tensor]
     return [desc.input_tensor, desc.output_tensor]
 
 
@@ -113,6 +115,12 @@ def expressible(desc) -> Optional[str]:
             return "JOIN's case file holds 1 to 9 inputs, none null"
         return None if isinstance(desc.axis, (int, np.integer)) and 0 <= desc.axis <= 0xFFFFFFFF else "Axis is no UINT"
     if isinstance(desc, (dmlvk.ActivationLeakyReluDesc, dmlvk.ActivationParameterizedReluDesc)):
+        return None
+    if isinstance(desc, dmlvk.ElementWiseClipDesc):
+        ok = all(isinstance(v, (int, float, np.integer, np.floating)) for v in (desc.min, desc.max)) and (
+            desc.scale_bias is None or len(desc.scale_bias) == 2)
+        return None if ok else "Min, Max or the ScaleBias are not FLOATs"
+    if isinstance(desc, dmlvk.ElementWiseAddDesc):
         return None
     if isinstance(desc, RESAMPLES):
         arrays = [desc.scales] + ([desc.input_pixel_offsets, desc.output_pixel_offsets] if desc.version else [])
@@ -164,6 +172,12 @@ def encode(case: Case) -> bytes:
     elif isinstance(desc, dmlvk.ActivationLeakyReluDesc):
         out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor) + struct.pack("<f", desc.alpha)
     elif isinstance(desc, dmlvk.ActivationParameterizedReluDesc):
+        out += b"".join(_tensor(t) for t in tensors)
+    elif isinstance(desc, dmlvk.ElementWiseClipDesc):
+        scale, bias = desc.scale_bias or (1.0, 0.0)
+        out += _tensor(desc.input_tensor) + _tensor(desc.output_tensor)
+        out += _u32(int(desc.scale_bias is not None)) + struct.pack("<4f", scale, bias, desc.min, desc.max)
+    elif isinstance(desc, dmlvk.ElementWiseAddDesc):
         out += b"".join(_tensor(t) for t in tensors)
     elif isinstance(desc, RESAMPLES):
         n = len(desc.scales)
