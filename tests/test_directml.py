@@ -55,6 +55,19 @@ def dmlvk_output(device, case) -> np.ndarray:
     return out
 
 
+def outputs_differ(dml, cases) -> list:
+    """A line for each executed case whose output buffer from dmlvk differs from DirectML's (every
+    case must be accepted and run by DirectML)."""
+    device = dmlvk.Device()
+    wrong = []
+    for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
+        assert got.accepted and got.exec_hr == 0, (i, case.desc, got.create_hr, got.exec_hr)
+        mine = dmlvk_output(device, case)
+        if not np.array_equal(mine, got.output[:mine.size]):
+            wrong.append(f"case {i} {case.desc}: {int((mine != got.output[:mine.size]).sum())} bytes differ")
+    return wrong
+
+
 # ---- tests ----------------------------------------------------------------------------------------
 
 def test_validation_agrees_with_directml(dml):
@@ -399,13 +412,7 @@ def test_resample_agrees_with_directml_byte_for_byte(dml):
             span = inp.total_bytes // inp.element_bytes
             x[:span * inp.element_bytes] = _values(rng, dt, span).view(np.uint8)
         cases.append(oracle.Case(desc, [x, rng.integers(0, 256, max(out.total_bytes, 4), dtype=np.uint8)]))
-    device = dmlvk.Device()
-    wrong = []
-    for i, (case, got) in enumerate(zip(cases, dml.run(cases))):
-        assert got.accepted and got.exec_hr == 0, (i, case.desc, got.create_hr, got.exec_hr)
-        mine = dmlvk_output(device, case)
-        if not np.array_equal(mine, got.output[:mine.size]):
-            wrong.append(f"case {i} {case.desc}: {int((mine != got.output[:mine.size]).sum())} bytes differ")
+    wrong = outputs_differ(dml, cases)
     assert not wrong, "\n".join(wrong[:5])
 
 
@@ -449,13 +456,7 @@ def test_elementwise_agrees_with_directml_byte_for_byte(dml):
         out = desc.output_tensor
         cases.append(oracle.Case(desc, [_fill(rng, dt, t) for t in ins]
                                  + [rng.integers(0, 256, max(out.total_bytes, 4), dtype=np.uint8)]))
-    device = dmlvk.Device()
-    wrong = []
-    for i, (c, got) in enumerate(zip(cases, dml.run(cases))):
-        assert got.accepted and got.exec_hr == 0, (i, c.desc, got.create_hr, got.exec_hr)
-        mine = dmlvk_output(device, c)
-        if not np.array_equal(mine, got.output[:mine.size]):
-            wrong.append(f"case {i} {c.desc}: {int((mine != got.output[:mine.size]).sum())} bytes differ")
+    wrong = outputs_differ(dml, cases)
     assert len(cases) > 100 and not wrong, "\n".join(wrong[:5])
 
 

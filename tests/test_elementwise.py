@@ -143,7 +143,7 @@ def test_validation():
     check_validation(ElementWiseAddDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4), strides=(0, 0, 4, 1)), t((1, 2, 3, 4))),
                      FeatureLevel.FL_6_4, None)
     check_validation(ElementWiseAddDesc(t((1, 2, 3, 4)), t((1, 2, 3, 4)), t((2, 3, 4))), FeatureLevel.FL_6_4,
-                     "DimensionCount 3")
+                     r"Sizes \[2, 3, 4\]; expected")
     five = ElementWiseMultiplyDesc(t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)), t((1, 1, 2, 3, 4)))
     check_validation(five, FeatureLevel.FL_1_0, None)
     two = ElementWiseMultiplyDesc(t((3, 4)), t((3, 4)), t((3, 4)))

@@ -12,8 +12,8 @@ import numpy as np
 from ..enums import DataType, FeatureLevel, OperatorType
 from ..runtime.device import Device
 from ..runtime.kernel import VariantChoice
-from ..tensor import TensorChecker, TensorDesc, same_data_type
-from .base import CompiledOperator
+from ..tensor import TensorDesc
+from .base import CompiledOperator, check_alike, strided_geometry
 from .variants import PushBlock, Table, Variant
 
 LOCAL = 128
@@ -57,17 +57,8 @@ class _Activation:
     def validate(self, level: FeatureLevel, strict: bool = False) -> None:
         """Spec zoo 4.4: every tensor of one DataType, DimensionCount and Sizes; the types and ranks
         of the feature level."""
-        op = self.operator_type.dml_name
-        types, ranks = self._types(level), activation_ranks(level)
-        checkers = []
-        for name, t in self._tensors():
-            c = TensorChecker(op, name, t, level, strict).required()
-            c.common(is_output=name == "Output", ranks=ranks, types=types)
-            checkers.append(c)
-        first_name, first = self._tensors()[0]
-        for c in checkers[1:]:
-            same_data_type(op, first_name, first, c.name, c.desc)
-            c.sizes_equal(first.sizes, f"the {first_name}'s Sizes")
+        check_alike(self.operator_type.dml_name, self._tensors(), level, strict, activation_ranks(level),
+                    self._types(level))
 
     def compile(self, device: Device, choice: Optional[VariantChoice] = None) -> ActivationOperator:
         """IDMLDevice::CompileOperator (through Device.create_operator)."""
@@ -77,11 +68,7 @@ class _Activation:
         tensors = [t for _, t in self._tensors()]
         inp, out = tensors[0], tensors[-1]
         slope = tensors[1] if len(tensors) == 3 else inp
-        rank = len(inp.sizes)
-        geo = np.zeros(34, np.uint32)
-        geo[0] = rank
-        for k, row in enumerate((inp.sizes, inp.effective_strides, slope.effective_strides, out.effective_strides)):
-            geo[1 + 8 * k:1 + 8 * k + rank] = row
+        geo = strided_geometry(inp.sizes, (inp.effective_strides, slope.effective_strides, out.effective_strides), 34)
         geo[33] = np.float32(getattr(self, "alpha", 0.0)).view(np.uint32)
         count = inp.element_count
         prelu = len(tensors) == 3

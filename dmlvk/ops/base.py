@@ -17,7 +17,7 @@ from ..runtime.commands import BoundCall, Program
 from ..runtime.commands import time as time_dispatches
 from ..runtime.device import Buffer, Device, host_bytes
 from ..runtime.kernel import Kernel
-from ..tensor import TensorDesc, nested_order
+from ..tensor import TensorChecker, TensorDesc, nested_order, same_data_type
 
 
 def dense_span(desc: TensorDesc) -> Optional[int]:
@@ -27,6 +27,31 @@ def dense_span(desc: TensorDesc) -> Optional[int]:
         return None
     span = (sum((s - 1) * st for s, st in zip(desc.sizes, strides)) + 1) * desc.element_bytes
     return span if span == desc.element_count * desc.element_bytes else None
+
+
+def check_alike(op: str, named: Sequence[tuple], level, strict: bool, ranks, types) -> None:
+    """The element-by-element operators' rule: every (name, TensorDesc) present, of the feature level's
+    ranks and types, all of the first's DataType and Sizes (the one named "Output" checked as one)."""
+    checkers = []
+    for name, t in named:
+        c = TensorChecker(op, name, t, level, strict).required()
+        c.common(is_output=name == "Output", ranks=ranks, types=types)
+        checkers.append(c)
+    first_name, first = named[0]
+    for c in checkers[1:]:
+        same_data_type(op, first_name, first, c.name, c.desc)
+        c.sizes_equal(first.sizes, f"the {first_name}'s Sizes")
+
+
+def strided_geometry(sizes: Sequence[int], stride_rows: Sequence[Sequence[int]], words: int) -> np.ndarray:
+    """A kernel's parameter block of `words` words: the dimension count, the sizes [8], then each row of
+    element strides [8] (the element-by-element kernels' layout; the rest left 0)."""
+    geo = np.zeros(words, np.uint32)
+    rank = len(sizes)
+    geo[0] = rank
+    for k, row in enumerate((sizes,) + tuple(stride_rows)):
+        geo[1 + 8 * k:1 + 8 * k + rank] = row
+    return geo
 
 
 def read_elements(desc: TensorDesc, binding, dtype) -> np.ndarray:

@@ -18,8 +18,8 @@ from ..enums import DataType, FeatureLevel, OperatorType
 from ..errors import ValidationError
 from ..runtime.device import Device
 from ..runtime.kernel import VariantChoice
-from ..tensor import TensorChecker, TensorDesc, same_data_type
-from .base import CompiledOperator
+from ..tensor import TensorDesc
+from .base import CompiledOperator, check_alike, strided_geometry
 from .variants import PushBlock, Table, Variant
 
 LOCAL = 128
@@ -107,20 +107,8 @@ class _ElementWise:
         """Spec zoo 5.4: every tensor of one DataType, DimensionCount and Sizes; the types and ranks of
         the feature level. Broadcasting is strides of 0 at equal Sizes (a B of other Sizes is rejected,
         as DirectML rejects it)."""
-        op = self.operator_type.dml_name
-        types = self._types(level)
-        ranks = elementwise_ranks(level, self.operator_type != OperatorType.ELEMENT_WISE_CLIP)
-        checkers = []
-        for name, t in self._tensors():
-            c = TensorChecker(op, name, t, level, strict).required()
-            c.common(is_output=name == "Output", ranks=ranks, types=types)
-            checkers.append(c)
-        first_name, first = self._tensors()[0]
-        for c in checkers[1:]:
-            same_data_type(op, first_name, first, c.name, c.desc)
-            if len(c.desc.sizes) != len(first.sizes):
-                c.fail(f"has DimensionCount {len(c.desc.sizes)}; the {first_name}'s is {len(first.sizes)}.")
-            c.sizes_equal(first.sizes, f"the {first_name}'s Sizes")
+        check_alike(self.operator_type.dml_name, self._tensors(), level, strict,
+                    elementwise_ranks(level, self.operator_type != OperatorType.ELEMENT_WISE_CLIP), self._types(level))
 
     def _clip_words(self) -> list:
         return [0] * 7
@@ -133,11 +121,8 @@ class _ElementWise:
         tensors = [t for _, t in self._tensors()]
         a, out = tensors[0], tensors[-1]
         b = tensors[1] if len(tensors) == 3 else a
-        rank = len(a.sizes)
-        geo = np.zeros(GEOMETRY_WORDS, np.uint32)
-        geo[0] = rank
-        for k, row in enumerate((a.sizes, a.effective_strides, b.effective_strides, out.effective_strides)):
-            geo[1 + 8 * k:1 + 8 * k + rank] = row
+        geo = strided_geometry(a.sizes, (a.effective_strides, b.effective_strides, out.effective_strides),
+                               GEOMETRY_WORDS)
         geo[33:40] = self._clip_words()
         count = out.element_count
         binary = len(tensors) == 3

@@ -250,6 +250,15 @@ def _sizes_of(op: OperatorType, input: TensorDesc, scales) -> list:
     return [max(1, int(np.floor(np.float32(s) * np.float32(i)))) for s, i in zip(scales, input.sizes)]
 
 
+def _built(op: OperatorType, input: TensorDesc, scales, input_offsets, output_offsets) -> tuple:
+    """A builder's (output, scales, input offsets, output offsets): the output packed, of
+    floor(size x scale) each dimension; offsets pixel centres (0.5, -0.5) unless given."""
+    scales = tuple(scales)
+    out = TensorDesc(input.data_type, _sizes_of(op, input, scales))
+    return (out, scales, tuple(input_offsets or (0.5,) * len(scales)),
+            tuple(output_offsets or (-0.5,) * len(scales)))
+
+
 @dataclass(frozen=True)
 class ResampleDesc(_Resample):
     """DML_RESAMPLE_OPERATOR_DESC (FL 2_0): ScaleCount is len(scales); pixel centres (offsets 0.5
@@ -296,9 +305,8 @@ class Resample1Desc(_Resample):
            input_pixel_offsets: Optional[Sequence[float]] = None,
            output_pixel_offsets: Optional[Sequence[float]] = None) -> "Resample1Desc":
         """As ResampleDesc.of; offsets default to pixel centres (0.5 and -0.5)."""
-        n = len(tuple(scales))
-        return cls(input, TensorDesc(input.data_type, _sizes_of(cls.operator_type, input, scales)), mode,
-                   tuple(scales), tuple(input_pixel_offsets or (0.5,) * n), tuple(output_pixel_offsets or (-0.5,) * n))
+        out, scales, ipo, opo = _built(cls.operator_type, input, scales, input_pixel_offsets, output_pixel_offsets)
+        return cls(input, out, mode, scales, ipo, opo)
 
 
 @dataclass(frozen=True)
@@ -322,34 +330,23 @@ class Resample2Desc(_Resample):
            rounding: AxisDirection = AxisDirection.DECREASING, input_pixel_offsets: Optional[Sequence[float]] = None,
            output_pixel_offsets: Optional[Sequence[float]] = None) -> "Resample2Desc":
         """As Resample1Desc.of, rounding DECREASING (floor) unless given."""
-        n = len(tuple(scales))
-        return cls(input, TensorDesc(input.data_type, _sizes_of(cls.operator_type, input, scales)), mode, rounding,
-                   tuple(scales), tuple(input_pixel_offsets or (0.5,) * n), tuple(output_pixel_offsets or (-0.5,) * n))
+        out, scales, ipo, opo = _built(cls.operator_type, input, scales, input_pixel_offsets, output_pixel_offsets)
+        return cls(input, out, mode, rounding, scales, ipo, opo)
 
 
 @dataclass(frozen=True)
-class Resample3Desc(_Resample):
+class Resample3Desc(Resample2Desc):
     """DML_RESAMPLE3_OPERATOR_DESC (FL 6_4): RESAMPLE2 with Antialiased. Antialiased linear
     downscaling (a scale below 1) raises UnsupportedError at compile; antialiasing changes nothing
     elsewhere (spec zoo 6.2)."""
-    input_tensor: Optional[TensorDesc]
-    output_tensor: Optional[TensorDesc]
-    interpolation_mode: int
-    rounding_direction: int
-    scales: tuple
-    input_pixel_offsets: tuple
-    output_pixel_offsets: tuple
     antialiased: bool = False
     operator_type = OperatorType.RESAMPLE3
     version = 3
-
-    __post_init__ = Resample1Desc.__post_init__
 
     @classmethod
     def of(cls, input: TensorDesc, scales: Sequence[float], mode: InterpolationMode = InterpolationMode.NEAREST_NEIGHBOR,
            rounding: AxisDirection = AxisDirection.DECREASING, input_pixel_offsets: Optional[Sequence[float]] = None,
            output_pixel_offsets: Optional[Sequence[float]] = None, antialiased: bool = False) -> "Resample3Desc":
-        n = len(tuple(scales))
-        return cls(input, TensorDesc(input.data_type, _sizes_of(cls.operator_type, input, scales)), mode, rounding,
-                   tuple(scales), tuple(input_pixel_offsets or (0.5,) * n), tuple(output_pixel_offsets or (-0.5,) * n),
-                   antialiased)
+        """As Resample2Desc.of, not antialiased unless asked."""
+        out, scales, ipo, opo = _built(cls.operator_type, input, scales, input_pixel_offsets, output_pixel_offsets)
+        return cls(input, out, mode, rounding, scales, ipo, opo, antialiased)
