@@ -202,3 +202,16 @@ def test_validation():
                      FeatureLevel.FL_6_4, None)           # any output size
     with pytest.raises(TypeError):
         Resample2Desc(t((2, 3)), t((4, 6)), NEAREST, 0, ("2", 2), (0.5, 0.5), (-0.5, -0.5)).validate(FeatureLevel.FL_6_4)
+
+
+def test_coordinate_tables_past_the_binding_limit_are_a_device_limit_error(device):
+    """A dimension of more output elements than the device can bind table words for is refused at
+    compile with DeviceLimitError, before any table is made (a table of 2^31 coordinates would take
+    tens of GB of host memory)."""
+    from dmlvk import DeviceLimitError
+    words = device.info.max_storage_buffer_range // 4 + 1
+    for mode, width in ((NEAREST, words), (LINEAR, words // 4 + 1)):
+        d = Resample2Desc(TensorDesc(F32, (1, 1)), TensorDesc(F32, (1, width)), mode, 0, (1.0, 2.0), (0.5, 0.5),
+                          (-0.5, -0.5))
+        with pytest.raises(DeviceLimitError, match="coordinate tables"):
+            device.create_operator(d)

@@ -224,6 +224,9 @@ class _Resample:
             raise UnsupportedError(f"{self.operator_type.dml_name}: antialiased linear downscaling (a Scale "
                                    f"below 1) is not implemented; dmlvk runs antialiased resamples that scale "
                                    f"up or keep the size, and any that are not antialiased")
+        words = HEADER_WORDS + (4 if linear else 1) * sum(int(o) for o in self.output_tensor.sizes)
+        device.check_binding_size(4 * words, f"{self.operator_type.dml_name}'s coordinate tables (a word or four "
+                                             f"an output coordinate of each dimension)")
         return resample_operator(device, self, source_tables(self, self.version), choice)
 
 
