@@ -53,7 +53,7 @@ def resample_types(level: FeatureLevel) -> set:
     return _FLOATS | (_EIGHT if level >= FeatureLevel.FL_6_2 else set())
 
 
-def resample_ranks(op: OperatorType, level: FeatureLevel) -> set:
+def resample_ranks(level: FeatureLevel) -> set:
     """Spec zoo 6.3: 4 dimensions; 1 to 4 from 5_1 (RESAMPLE2 and RESAMPLE3 came at 5_1 or later)."""
     return set(range(1, MAX_DIMS + 1)) if level >= FeatureLevel.FL_5_1 else {4}
 
@@ -182,7 +182,7 @@ class _Resample:
         need = INTRODUCED[self.operator_type]
         if level < need:
             raise ValidationError(f"{op} requires {need.dml_name}; the device was created at {level.dml_name}.")
-        types, ranks = resample_types(level), resample_ranks(self.operator_type, level)
+        types, ranks = resample_types(level), resample_ranks(level)
         inp = TensorChecker(op, "Input", self.input_tensor, level, strict).required()
         out = TensorChecker(op, "Output", self.output_tensor, level, strict).required()
         inp.common(is_output=False, ranks=ranks, types=types)
@@ -231,8 +231,7 @@ class _Resample:
 
 
 def resample_operator(device: Device, desc, tables: list, choice: Optional[VariantChoice] = None) -> ResampleOperator:
-    """The compiled operator of a validated description and its dimensions' tables (the ONNX runner
-    gives onnxruntime's nearest picks here)."""
+    """The compiled operator of a validated description and its dimensions' tables (source_tables)."""
     sel = TABLE.chosen_by(device.capabilities, choice)
     out = desc.output_tensor
     linear = desc.interpolation_mode == InterpolationMode.LINEAR
