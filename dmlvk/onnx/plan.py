@@ -242,7 +242,7 @@ class Plan:
             commands.record(low.op, [x.buffer] + bindings, [y.buffer])
             # a tensor whose last reader this was gives its Buffer to a later output of its size (the
             # CommandList's barrier keeps the reads before the new writes); so does one nobody reads
-            for name in [t for t, (_, _) in owned.items() if last_read.get(t, j) <= j and t not in pinned]:
+            for name in [t for t in owned if last_read.get(t, j) <= j and t not in pinned]:
                 buf, size = owned.pop(name)
                 free.setdefault(size, []).append(buf)
         produced = {n.outputs[0]: bufs[n.outputs[0]] for n, _ in stretch.calls}

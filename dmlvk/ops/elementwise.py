@@ -200,8 +200,7 @@ class ElementWiseClipDesc(_ElementWise):
                     not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating)) for v in sb)):
                 raise TypeError(f"{op}: scale_bias must be None or (Scale, Bias) FLOATs, got {sb!r}")
         super().validate(level, strict)
-        if DataType(self.input_tensor.data_type) in _64 and self.scale_bias is not None and \
-                tuple(float(np.float32(v)) for v in self.scale_bias) != (1.0, 0.0):          # measured
+        if DataType(self.input_tensor.data_type) in _64 and not self._no_scale_bias():        # measured
             raise ValidationError(f"{op}: ScaleBias {tuple(self.scale_bias)} on {DataType(self.input_tensor.data_type).dml_name}; "
                                   f"64-bit integers take no ScaleBias but (1, 0).", member="ScaleBias")
 
@@ -210,18 +209,18 @@ class ElementWiseClipDesc(_ElementWise):
         elementwise.comp). An integer ScaleBias of (1, 0) is no ScaleBias (measured: DirectML keeps
         int32 values past 2^24 exact under it)."""
         dt = DataType(self.input_tensor.data_type)
-        sb = self.scale_bias
-        if sb is not None and dt not in _F and float(np.float32(sb[0])) == 1.0 and float(np.float32(sb[1])) == 0.0:
-            sb = None
+        sb = None if dt not in _F and self._no_scale_bias() else self.scale_bias
         scale, bias = (1.0, 0.0) if sb is None else sb
         if sb is not None and dt not in _F:                   # the bounds in float32, as the values
-            bounds = [int(np.float32(v).view(np.uint32)) for v in (self.min, self.max)]
-            bounds = [bounds[0], 0, bounds[1], 0]
+            bound = lambda v: (int(np.float32(v).view(np.uint32)), 0)
         elif dt == DataType.FLOAT16:                          # rounded to float16 (to nearest) first
-            bounds = [int(np.float32(np.float16(v)).view(np.uint32)) for v in (self.min, self.max)]
-            bounds = [bounds[0], 0, bounds[1], 0]
+            bound = lambda v: (int(np.float32(np.float16(v)).view(np.uint32)), 0)
         else:
-            bounds = [*_bound_bits(self.min, dt), *_bound_bits(self.max, dt)]
+            bound = lambda v: _bound_bits(v, dt)
         return [int(sb is not None), int(np.float32(scale).view(np.uint32)), int(np.float32(bias).view(np.uint32)),
-                *bounds]
+                *bound(self.min), *bound(self.max)]
+
+    def _no_scale_bias(self) -> bool:
+        """No ScaleBias, or (1, 0) as float32s."""
+        return self.scale_bias is None or tuple(float(np.float32(v)) for v in self.scale_bias) == (1.0, 0.0)
 

@@ -127,7 +127,7 @@ def geometry(inp: TensorDesc, out: TensorDesc, tables: Sequence[np.ndarray]) -> 
     return np.concatenate([head] + [t.reshape(-1) for t in tabs])
 
 
-def source_tables(desc, version: int) -> list:
+def source_tables(desc) -> list:
     """Each dimension's table of desc (see geometry)."""
     inp, out = desc.input_tensor, desc.output_tensor
     tables = []
@@ -135,7 +135,7 @@ def source_tables(desc, version: int) -> list:
         x = input_coordinates(o, desc.scales[d], desc.offsets_in()[d], desc.offsets_out()[d])
         if desc.interpolation_mode == InterpolationMode.NEAREST_NEIGHBOR:
             eight = DataType(inp.data_type) in _EIGHT
-            tables.append(nearest_indices(i, x, version, desc.rounding(), eight).astype(np.uint32).reshape(-1, 1))
+            tables.append(nearest_indices(i, x, desc.version, desc.rounding(), eight).astype(np.uint32).reshape(-1, 1))
         else:
             i0, i1, w0, w1 = linear_taps(i, x)
             tables.append(np.stack([i0.astype(np.uint32), i1.astype(np.uint32), w0.view(np.uint32),
@@ -227,7 +227,7 @@ class _Resample:
         words = HEADER_WORDS + (4 if linear else 1) * sum(int(o) for o in self.output_tensor.sizes)
         device.check_binding_size(4 * words, f"{self.operator_type.dml_name}'s coordinate tables (a word or four "
                                              f"an output coordinate of each dimension)")
-        return resample_operator(device, self, source_tables(self, self.version), choice)
+        return resample_operator(device, self, source_tables(self), choice)
 
 
 def resample_operator(device: Device, desc, tables: list, choice: Optional[VariantChoice] = None) -> ResampleOperator:

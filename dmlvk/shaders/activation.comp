@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // ACTIVATION_LEAKY_RELU and ACTIVATION_PARAMETERIZED_RELU (ops/activations.py), element by element
 // through any strides (up to 8 dimensions): y = x >= 0 ? x : a * x, with a the Alpha (LEAKY) or the
 // slope tensor's element (PRELU). FLOAT32 in float32; FLOAT16 read into float32 (exact), the product
@@ -23,6 +24,8 @@ layout(push_constant) uniform Push {
     uint first;
 } p;
 
+#include "float16_bits.glsl"
+
 const uint BYTES = TYPE == 0 || TYPE == 2 ? 4 : (TYPE == 4 ? 1 : 2);
 const uint EPW = 4 / BYTES;
 const uint MASK = BYTES == 4 ? 0xFFFFFFFFu : (1u << (8 * BYTES)) - 1u;
@@ -31,21 +34,6 @@ uint bits_at_x(uint e) { return (x[e / EPW] >> (8 * BYTES * (e % EPW))) & MASK; 
 uint bits_at_s(uint e) { return (s[e / EPW] >> (8 * BYTES * (e % EPW))) & MASK; }
 
 float half_value(uint h) { return unpackHalf2x16(h).x; }
-
-// float32 to float16 bits, rounded toward zero as DirectML's float16 results are (measured: every
-// float16 input, ops/activations.py): past the largest finite value the largest finite value,
-// infinities and NaN (quiet) kept.
-uint half_bits(float f) {
-    uint v = floatBitsToUint(f), sign = (v >> 16) & 0x8000u, e = (v >> 23) & 0xFFu, m = v & 0x7FFFFFu;
-    if (e == 255u)
-        return sign | 0x7C00u | (m != 0u ? 0x200u | (m >> 13) : 0u);
-    int exp = int(e) - 112;                       // the float16 biased exponent
-    if (exp >= 31)
-        return sign | 0x7BFFu;
-    if (exp <= 0)                                 // a float16 subnormal, or zero
-        return exp < -10 ? sign : sign | ((m | 0x800000u) >> uint(14 - exp));
-    return sign | (uint(exp) << 10) | (m >> 13);
-}
 
 int signed_of(uint b) { return BYTES == 4 ? int(b) : bitfieldExtract(int(b), 0, int(8 * BYTES)); }
 
@@ -67,7 +55,7 @@ void main() {
         float a = PRELU != 0 ? (TYPE == 0 ? uintBitsToFloat(bits_at_s(si)) : half_value(bits_at_s(si)))
                              : uintBitsToFloat(params[33]);
         precise float res = v >= 0.0 ? v : a * v;
-        r = TYPE == 0 ? floatBitsToUint(res) : half_bits(res);
+        r = TYPE == 0 ? floatBitsToUint(res) : half_bits_toward_zero(res, false);
     } else {
         int v = signed_of(xb);
         r = uint(v >= 0 ? v : signed_of(bits_at_s(si)) * v) & MASK;

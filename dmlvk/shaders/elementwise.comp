@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // ELEMENT_WISE_ADD, ELEMENT_WISE_MULTIPLY and ELEMENT_WISE_CLIP (ops/elementwise.py), element by
 // element through any strides (up to 8 dimensions; a stride of 0 broadcasts). FLOAT32 in float32;
 // FLOAT16 read exactly into float32, computed there and rounded once to float16 toward zero, a
@@ -27,6 +28,8 @@ layout(push_constant) uniform Push {
     uint first;
 } p;
 
+#include "float16_bits.glsl"
+
 const uint BYTES = TYPE >= 8 ? 8 : (TYPE <= 3 && TYPE != 1 ? 4 : (TYPE <= 5 ? 2 : 1));
 const uint EPW = BYTES >= 4 ? 1 : 4 / BYTES;
 const uint MASK = BYTES >= 4 ? 0xFFFFFFFFu : (1u << (8 * BYTES)) - 1u;
@@ -34,19 +37,6 @@ const bool SIGNED = TYPE == 2 || TYPE == 4 || TYPE == 6 || TYPE == 8;
 
 uint bits_a(uint e) { return (a[e / EPW] >> (8 * BYTES * (e % EPW))) & MASK; }
 uint bits_b(uint e) { return (b[e / EPW] >> (8 * BYTES * (e % EPW))) & MASK; }
-
-// float32 to float16 bits, rounded toward zero; past the largest finite value an infinity.
-uint half_bits(float f) {
-    uint v = floatBitsToUint(f), sign = (v >> 16) & 0x8000u, e = (v >> 23) & 0xFFu, m = v & 0x7FFFFFu;
-    if (e == 255u)
-        return sign | 0x7C00u | (m != 0u ? 0x200u | (m >> 13) : 0u);
-    int exp = int(e) - 112;
-    if (exp >= 31 || (exp == 30 && (m >> 13) == 0x3FFu && (m & 0x1FFFu) != 0u))
-        return sign | 0x7C00u;                    // past 65504: an infinity
-    if (exp <= 0)
-        return exp < -10 ? sign : sign | ((m | 0x800000u) >> uint(14 - exp));
-    return sign | (uint(exp) << 10) | (m >> 13);
-}
 
 float float_of(uint bits) { return TYPE == 0 ? uintBitsToFloat(bits) : unpackHalf2x16(bits).x; }
 
@@ -110,7 +100,7 @@ void main() {
             float z = float_of(bits_b(bi));
             v = OP == 0 ? x + z : x * z;
         }
-        r = TYPE == 0 ? floatBitsToUint(v) : half_bits(v);
+        r = TYPE == 0 ? floatBitsToUint(v) : half_bits_toward_zero(v, true);
     } else if (OP == 2 && params[33] != 0u) {        // integers through float32
         float x = SIGNED ? float(signed_of(xb)) : float(xb);
         precise float scaled = x * uintBitsToFloat(params[34]);

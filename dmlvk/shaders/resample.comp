@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // RESAMPLE, RESAMPLE1, RESAMPLE2 and RESAMPLE3 (ops/resample.py), an invocation per output element
 // through any strides. The input coordinates were computed on the host, a table per dimension:
 // nearest neighbour gathers the element its tables name (the bits copied, whatever the type); LINEAR
@@ -25,6 +26,8 @@ layout(push_constant) uniform Push {
     uint first;
 } p;
 
+#include "float16_bits.glsl"
+
 const uint BYTES = TYPE == 0 ? 4 : (TYPE == 1 ? 2 : 1);
 const uint EPW = 4 / BYTES;
 const uint MASK = BYTES == 4 ? 0xFFFFFFFFu : (1u << (8 * BYTES)) - 1u;
@@ -39,22 +42,9 @@ float value_at(uint e) {
     return float(b);
 }
 
-// float32 to float16 bits, rounded toward zero (activation.comp's conversion).
-uint half_bits(float f) {
-    uint v = floatBitsToUint(f), sign = (v >> 16) & 0x8000u, e = (v >> 23) & 0xFFu, m = v & 0x7FFFFFu;
-    if (e == 255u)
-        return sign | 0x7C00u | (m != 0u ? 0x200u | (m >> 13) : 0u);
-    int exp = int(e) - 112;
-    if (exp >= 31)
-        return sign | 0x7BFFu;
-    if (exp <= 0)
-        return exp < -10 ? sign : sign | ((m | 0x800000u) >> uint(14 - exp));
-    return sign | (uint(exp) << 10) | (m >> 13);
-}
-
 uint result_bits(float v) {
     if (TYPE == 0) return floatBitsToUint(v);
-    if (TYPE == 1) return half_bits(v);
+    if (TYPE == 1) return half_bits_toward_zero(v, false);
     float lo = TYPE == 2 ? -128.0 : 0.0, hi = TYPE == 2 ? 127.0 : 255.0;
     return uint(int(clamp(v, lo, hi))) & 0xFFu;        // truncated toward zero, as DirectML (measured)
 }
